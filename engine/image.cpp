@@ -1,0 +1,95 @@
+#include "engine/image.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace tw {
+namespace {
+
+std::atomic<size_t> g_live{0};
+std::atomic<size_t> g_peak{0};
+
+void track_alloc(size_t n) {
+  const size_t now = g_live.fetch_add(n) + n;
+  size_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+
+size_t aligned_stride(PixelFormat fmt, int64_t w) {
+  const size_t raw = static_cast<size_t>(w) * fmt.bytes_per_pixel();
+  return (raw + 63) & ~size_t{63};
+}
+
+}  // namespace
+
+size_t image_bytes_live() { return g_live.load(); }
+size_t image_bytes_peak() { return g_peak.load(); }
+
+ImageView ImageView::sub(const Rect& r) const {
+  TW_ASSERT(rect.contains(r));
+  return {fmt, r, stride, ptr_bytes(r.x, r.y)};
+}
+
+void copy_overlap(const ImageView& src, const ImageView& dst) {
+  TW_ASSERT(src.fmt == dst.fmt);
+  const Rect o = src.rect.intersect(dst.rect);
+  if (o.empty()) return;
+  const size_t n = static_cast<size_t>(o.w) * src.fmt.bytes_per_pixel();
+  for (int64_t y = o.y; y < o.y1(); ++y) std::memcpy(dst.ptr_bytes(o.x, y), src.ptr_bytes(o.x, y), n);
+}
+
+Image::Image(PixelFormat fmt, Rect rect) : fmt_(fmt), rect_(rect) {
+  TW_ASSERT(rect.w >= 0 && rect.h >= 0);
+  stride_ = aligned_stride(fmt, rect.w);
+  capacity_ = stride_ * static_cast<size_t>(rect.h);
+  if (capacity_ == 0) capacity_ = 64;
+  data_ = static_cast<uint8_t*>(std::aligned_alloc(64, capacity_));
+  if (!data_) throw std::bad_alloc();
+  track_alloc(capacity_);
+}
+
+Image::Image(Image&& o) noexcept
+    : fmt_(o.fmt_), rect_(o.rect_), stride_(o.stride_), capacity_(o.capacity_), data_(o.data_) {
+  o.data_ = nullptr;
+  o.capacity_ = 0;
+}
+
+Image& Image::operator=(Image&& o) noexcept {
+  if (this != &o) {
+    release();
+    fmt_ = o.fmt_, rect_ = o.rect_, stride_ = o.stride_, capacity_ = o.capacity_, data_ = o.data_;
+    o.data_ = nullptr;
+    o.capacity_ = 0;
+  }
+  return *this;
+}
+
+Image::~Image() { release(); }
+
+void Image::release() {
+  if (data_) {
+    std::free(data_);
+    g_live.fetch_sub(capacity_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+}
+
+bool Image::can_hold(PixelFormat fmt, const Rect& r) const {
+  return data_ && aligned_stride(fmt, r.w) * static_cast<size_t>(r.h) <= capacity_;
+}
+
+void Image::reshape(PixelFormat fmt, const Rect& r) {
+  TW_ASSERT(can_hold(fmt, r));
+  fmt_ = fmt;
+  rect_ = r;
+  stride_ = aligned_stride(fmt, r.w);
+}
+
+void Image::fill_zero() {
+  if (data_) std::memset(data_, 0, size_bytes());
+}
+
+}  // namespace tw

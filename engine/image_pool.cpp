@@ -1,0 +1,45 @@
+#include "engine/image_pool.hpp"
+
+namespace tw {
+
+ImagePool::ImagePool() : state_(std::make_shared<State>()) {}
+
+std::shared_ptr<Image> ImagePool::acquire(PixelFormat fmt, const Rect& rect) {
+  Image img;
+  {
+    std::lock_guard<std::mutex> l(state_->mu);
+    auto& f = state_->free;
+    // Smallest idle buffer that fits, so small requests don't pin big buffers.
+    size_t best = f.size();
+    for (size_t i = 0; i < f.size(); ++i)
+      if (f[i].can_hold(fmt, rect) && (best == f.size() || f[i].capacity_bytes() < f[best].capacity_bytes())) best = i;
+    if (best < f.size()) {
+      img = std::move(f[best]);
+      f.erase(f.begin() + static_cast<long>(best));
+    }
+  }
+  if (img.empty()) img = Image(fmt, rect);
+  else img.reshape(fmt, rect);
+  std::weak_ptr<State> weak = state_;
+  return std::shared_ptr<Image>(new Image(std::move(img)), [weak](Image* p) {
+    if (auto s = weak.lock()) {
+      std::lock_guard<std::mutex> l(s->mu);
+      s->free.push_back(std::move(*p));
+    }
+    delete p;
+  });
+}
+
+size_t ImagePool::idle_bytes() const {
+  std::lock_guard<std::mutex> l(state_->mu);
+  size_t n = 0;
+  for (const auto& i : state_->free) n += i.capacity_bytes();
+  return n;
+}
+
+void ImagePool::clear() {
+  std::lock_guard<std::mutex> l(state_->mu);
+  state_->free.clear();
+}
+
+}  // namespace tw

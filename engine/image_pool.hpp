@@ -1,0 +1,28 @@
+#pragma once
+// Recycles large buffers (bands of rows): a fresh multi-megabyte allocation
+// costs page faults on every use, a recycled one does not.
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "engine/image.hpp"
+
+namespace tw {
+
+class ImagePool {
+ public:
+  ImagePool();
+  // A buffer of fmt/rect, returned to the pool when the last reference goes.
+  std::shared_ptr<Image> acquire(PixelFormat fmt, const Rect& rect);
+  size_t idle_bytes() const;
+  void clear();
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::vector<Image> free;
+  };
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace tw

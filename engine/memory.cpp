@@ -1,0 +1,56 @@
+#include "engine/memory.hpp"
+
+#include <sys/resource.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/error.hpp"
+
+namespace tw {
+
+size_t parse_byte_size(const std::string& s) {
+  const std::string bad = "invalid size '" + s + "' (expected e.g. 512M, 1G, 65536)";
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i == 0) throw InputError(bad);
+  double value = 0;
+  try {
+    value = std::stod(s.substr(0, i));
+  } catch (...) {
+    throw InputError(bad);
+  }
+  std::string unit = s.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit = unit.substr(0, unit.size() - 2);
+  else if (unit.size() == 2 && unit[1] == 'B') unit = unit.substr(0, 1);
+  double mult = 1;
+  if (unit.empty() || unit == "B") mult = 1;
+  else if (unit == "K") mult = 1024.0;
+  else if (unit == "M") mult = 1024.0 * 1024;
+  else if (unit == "G") mult = 1024.0 * 1024 * 1024;
+  else if (unit == "T") mult = 1024.0 * 1024 * 1024 * 1024;
+  else throw InputError(bad);
+  const double bytes = value * mult;
+  if (!std::isfinite(bytes) || bytes < 1 || bytes > 1e18) throw InputError(bad);
+  return static_cast<size_t>(bytes);
+}
+
+std::string format_bytes(size_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+size_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<size_t>(ru.ru_maxrss) * 1024;
+}
+
+}  // namespace tw

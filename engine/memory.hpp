@@ -1,0 +1,14 @@
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace tw {
+
+// "1G", "512M", "64MiB", "300k", "1048576" -> bytes (binary multiples).
+size_t parse_byte_size(const std::string& s);
+std::string format_bytes(size_t n);  // "1.5 GiB"
+
+// Peak resident set size of this process, in bytes (getrusage).
+size_t peak_rss_bytes();
+
+}  // namespace tw

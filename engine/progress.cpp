@@ -1,0 +1,60 @@
+#include "engine/progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace tw {
+
+bool Progress::enabled_by_default() {
+  const char* force = std::getenv("TW_PROGRESS");
+  if (force) return std::strcmp(force, "0") != 0;
+  return isatty(STDERR_FILENO) != 0;
+}
+
+Progress::Progress(std::string label, int64_t total_units, double pixels_per_unit)
+    : label_(std::move(label)),
+      total_(total_units),
+      pixels_per_unit_(pixels_per_unit),
+      enabled_(enabled_by_default()),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_) {}
+
+Progress::~Progress() {
+  if (enabled_ && !finished_) std::fputc('\n', stderr);
+}
+
+void Progress::advance(int64_t units) {
+  done_ += units;
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  if (now - last_print_ < std::chrono::milliseconds(200)) return;
+  last_print_ = now;
+  print(false);
+}
+
+void Progress::finish() {
+  if (!enabled_ || finished_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  print(true);
+  finished_ = true;
+}
+
+void Progress::print(bool final) {
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const int64_t done = done_.load();
+  const double mps = secs > 0 ? done * pixels_per_unit_ / 1e6 / secs : 0;
+  const double pct = total_ > 0 ? 100.0 * done / total_ : 100.0;
+  const double eta = done > 0 ? secs * (total_ - done) / done : 0;
+  std::fprintf(stderr, "\r%s: %lld/%lld (%5.1f%%)  %.0f MP/s  %s %.0fs   %s", label_.c_str(),
+               static_cast<long long>(done), static_cast<long long>(total_), pct, mps,
+               final ? "took" : "ETA", final ? secs : eta, final ? "\n" : "");
+  std::fflush(stderr);
+}
+
+}  // namespace tw

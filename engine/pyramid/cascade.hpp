@@ -1,0 +1,55 @@
+#pragma once
+// The pyramid as a cascade (ARCHITECTURE.md "Data flow"): level 0 streams in
+// as bands of rows; each level keeps the last few rows of the level above,
+// computes every row of its own as soon as the 5 input rows it needs have
+// arrived, and hands complete bands (tile-height rows) on to the next level
+// and to the encoder. Level 0 is read once; every level is made in one pass.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/image.hpp"
+#include "engine/image_pool.hpp"
+
+namespace tw {
+
+struct CascadeLevel {
+  int64_t width = 0, height = 0;  // the whole level
+  int64_t col0 = 0, col1 = 0;     // the columns this cascade computes (a stripe)
+};
+
+class PyramidCascade {
+ public:
+  // Receives each finished band of a level >= 1: rows [y, y + band_rows)
+  // (fewer at the bottom), columns [col0, col1) of that level.
+  using Emit = std::function<void(int level, const std::shared_ptr<const Image>& band)>;
+
+  PyramidCascade(PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool);
+
+  // The next rows of level 0, in order from row 0, columns [col0, col1) of
+  // level 0 (any number of rows per call).
+  void push(const std::shared_ptr<const Image>& rows, const Emit& emit);
+
+  // Bytes the cascade holds between calls (bands in progress, carried rows).
+  static size_t state_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& levels, int64_t band_rows);
+  int64_t rows_done(int level) const { return state_.at(level).next_out; }
+
+ private:
+  struct State {
+    Image carry[2];  // the last <= 4 rows of the level above, double-buffered
+    int which = 0;
+    int64_t carry_y0 = 0, carry_n = 0;
+    int64_t next_out = 0;  // next row of this level to compute
+    std::shared_ptr<Image> band;
+    int64_t band_y0 = 0;
+  };
+  void push_level(int k, const std::shared_ptr<const Image>& chunk, const Emit& emit);
+
+  PixelFormat fmt_;
+  std::vector<CascadeLevel> levels_;
+  int64_t band_rows_;
+  ImagePool& pool_;
+  std::vector<State> state_;
+};
+
+}  // namespace tw

@@ -1,0 +1,385 @@
+#include "engine/pyramid/pyramid_job.hpp"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_pipeline.h>
+#include <tbb/global_control.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "engine/memory.hpp"
+#include "engine/progress.hpp"
+#include "engine/pyramid/cascade.hpp"
+#include "engine/raw_raster.hpp"
+#include "kernels/pyramid_reduce/pyramid_reduce.hpp"
+
+namespace tw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Sizes = std::vector<std::pair<int64_t, int64_t>>;
+
+struct BusyTimer {
+  explicit BusyTimer(std::atomic<int64_t>& acc) : acc_(acc), t0_(Clock::now()) {}
+  ~BusyTimer() { acc_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0_).count(); }
+  std::atomic<int64_t>& acc_;
+  Clock::time_point t0_;
+};
+
+struct Span {
+  int64_t x0 = 0, x1 = 0;
+};
+
+// The columns one pass over a vertical stripe of level 0 computes and emits
+// at each level 0..K. Emitted spans are tile-aligned; computed spans add the
+// halo the 5-tap REDUCE needs from the neighbouring stripes.
+struct PassGeom {
+  int K = 0;
+  std::vector<CascadeLevel> levels;
+  std::vector<Span> emit;
+};
+
+PassGeom stripe_geometry(const Sizes& sizes, int K, int64_t X0, int64_t X1) {
+  PassGeom g;
+  g.K = K;
+  g.levels.resize(static_cast<size_t>(K) + 1);
+  g.emit.resize(static_cast<size_t>(K) + 1);
+  const bool last = X1 >= sizes[0].first;
+  for (int k = 0; k <= K; ++k) {
+    const int64_t w = sizes[k].first;
+    g.levels[k].width = w;
+    g.levels[k].height = sizes[k].second;
+    g.emit[k] = {std::min(X0 >> k, w), last ? w : std::min(X1 >> k, w)};
+  }
+  g.levels[K].col0 = g.emit[K].x0;
+  g.levels[K].col1 = g.emit[K].x1;
+  for (int k = K; k >= 1; --k) {
+    const CascadeLevel& c = g.levels[k];
+    const int64_t lo = std::max<int64_t>(0, 2 * c.col0 - 2);
+    const int64_t hi = std::min(sizes[k - 1].first, 2 * (c.col1 - 1) + 3);
+    g.levels[k - 1].col0 = std::min(lo, g.emit[k - 1].x0);
+    g.levels[k - 1].col1 = std::max(hi, g.emit[k - 1].x1);
+  }
+  return g;
+}
+
+size_t row_bytes(PixelFormat fmt, int64_t w) {
+  return ((static_cast<size_t>(w) * fmt.bytes_per_pixel()) + 63) & ~size_t{63};
+}
+
+struct Budget {
+  size_t cascade = 0, per_token = 0, fixed = 0;
+  int64_t tokens(size_t memory) const {
+    if (memory <= cascade + fixed) return 0;
+    return static_cast<int64_t>((memory - cascade - fixed) / per_token);
+  }
+};
+
+Budget budget_for(const PassGeom& g, PixelFormat fmt, int64_t T, int threads, double ratio) {
+  Budget b;
+  b.cascade = PyramidCascade::state_bytes(fmt, g.levels, T);
+  const size_t band0 = row_bytes(fmt, g.levels[0].col1 - g.levels[0].col0) * static_cast<size_t>(T);
+  // A token holds its level-0 band, the lower-level bands it completed (at
+  // most one of each level: < band0 together), their compressed tiles, and
+  // the raw tiles of a passed-through band.
+  b.per_token = static_cast<size_t>(band0 * (2.0 + 3.0 * std::min(ratio, 1.0)));
+  // Per thread: a padded tile copy and the codec's buffers.
+  const size_t tile = static_cast<size_t>(T * T) * fmt.bytes_per_pixel();
+  b.fixed = static_cast<size_t>(threads) * 4 * tile + (size_t{4} << 20);
+  return b;
+}
+
+struct Plan {
+  int K = 0;        // levels 0..K come from each stripe
+  int64_t S = 0;    // stripe width at level 0
+  int tokens = 1;
+  size_t bytes = 0;
+};
+
+Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, int threads, double ratio) {
+  const int L = static_cast<int>(sizes.size());
+  const int64_t W0 = sizes[0].first;
+  const int max_tokens = std::max(2, 2 * threads + 2);
+  auto fit = [&](int K, int64_t S, Plan& p) {
+    // The widest stripe: an interior one when there are three or more.
+    const int64_t X0 = W0 > 2 * S ? S : 0;
+    const PassGeom g = stripe_geometry(sizes, K, X0, std::min(X0 + S, W0));
+    const Budget b = budget_for(g, fmt, T, threads, ratio);
+    const int64_t n = b.tokens(memory);
+    if (n < 1) return false;
+    p.K = K, p.S = S;
+    p.tokens = static_cast<int>(std::min<int64_t>(n, max_tokens));
+    p.bytes = b.cascade + b.fixed + b.per_token * static_cast<size_t>(p.tokens);
+    return true;
+  };
+  Plan p;
+  if (fit(L - 1, W0, p)) return p;
+  int j = 1;
+  while ((T << (j + 1)) < W0) ++j;
+  for (; j >= 1; --j)
+    if (fit(std::min(j, L - 1), T << j, p)) return p;
+  const Budget b = budget_for(stripe_geometry(sizes, std::min(1, L - 1), 0, std::min(2 * T, W0)), fmt, T, threads, ratio);
+  throw InputError("--memory " + format_bytes(memory) + " is too small for " + std::to_string(T) +
+                   "-pixel tiles: this pyramid needs at least " + format_bytes(b.cascade + b.fixed + b.per_token) +
+                   " (use a larger --memory or a smaller --tile)");
+}
+
+struct TileTask {
+  int level = 0;
+  int64_t tx = 0, ty = 0;
+  std::shared_ptr<const Image> band;  // pixels to encode; null for raw tiles
+  std::vector<uint8_t> bytes;         // encoded (or raw, passed through)
+};
+
+struct Token {
+  int64_t y = 0, h = 0;
+  std::shared_ptr<Image> pixels;
+  std::vector<TileTask> tasks;
+  std::vector<std::shared_ptr<const Image>> capture;  // level-K bands for the next pass
+};
+
+struct Counters {
+  std::atomic<int64_t> read{0}, reduce{0}, encode{0}, write{0};
+  std::atomic<int64_t> encoded{0}, passed{0};
+  std::atomic<uint64_t> pixels{0};
+};
+
+struct PassArgs {
+  const TileSource* src;
+  PyramidSink* sink;
+  PassGeom geom;
+  int64_t T;
+  int tokens;
+  bool passthrough;
+  bool skip_level0;
+  int level_offset;
+  RawRasterFile* capture;
+};
+
+// Copies the tile's pixels (clipped to the level) into a tile-sized buffer,
+// repeating the last column and row into the padding: flat padding costs
+// the encoders least and no reader ever shows it.
+void pad_tile(const ImageView& band, const Rect& tile, int64_t level_w, int64_t level_h, Image& out) {
+  const Rect valid = tile.intersect(Rect(0, 0, level_w, level_h)).intersect(band.rect);
+  TW_ASSERT(!valid.empty());
+  if (out.empty() || !out.can_hold(band.fmt, tile)) out = Image(band.fmt, tile);
+  else out.reshape(band.fmt, tile);
+  const size_t bpp = band.fmt.bytes_per_pixel();
+  for (int64_t y = tile.y; y < tile.y1(); ++y) {
+    const int64_t sy = std::min(y, valid.y1() - 1);
+    uint8_t* o = out.row_bytes(y);
+    std::memcpy(o, band.ptr_bytes(valid.x, sy), static_cast<size_t>(valid.w) * bpp);
+    for (int64_t x = valid.w; x < tile.w; ++x) std::memcpy(o + x * bpp, o + (valid.w - 1) * bpp, bpp);
+  }
+}
+
+void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
+  const PassGeom& g = a.geom;
+  const CascadeLevel& c0 = g.levels[0];
+  const PixelFormat fmt = a.src->info().fmt;
+  const int64_t T = a.T;
+  ImagePool pool;
+  PyramidCascade cascade(fmt, g.levels, T, pool);
+  int64_t next_y = 0;
+
+  std::mutex live_mu;
+  std::set<std::unique_ptr<Token>> live;  // freed here if the pipeline is cancelled
+  auto retire = [&](Token* t) {
+    std::lock_guard<std::mutex> l(live_mu);
+    for (auto it = live.begin(); it != live.end(); ++it)
+      if (it->get() == t) {
+        live.erase(it);
+        break;
+      }
+  };
+
+  auto tile_range = [&](int k) {
+    return std::make_pair(g.emit[k].x0 / T, ceil_div(g.emit[k].x1, T));
+  };
+
+  auto read_band = [&](Token* t) {
+    BusyTimer timer(cnt.read);
+    t->pixels = pool.acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+    const ImageView px = t->pixels->view();
+    cnt.pixels += static_cast<uint64_t>(px.rect.area());
+    if (!a.passthrough) {
+      a.src->read(0, px);
+      return;
+    }
+    const auto [tx0, tx1] = tile_range(0);
+    const int64_t ty = t->y / T;
+    t->tasks.resize(static_cast<size_t>(tx1 - tx0));
+    tbb::parallel_for(tx0, tx1, [&](int64_t tx) {
+      TileTask& task = t->tasks[static_cast<size_t>(tx - tx0)];
+      task.level = 0, task.tx = tx, task.ty = ty;
+      task.bytes = a.src->read_raw_tile(0, tx, ty);
+      const Rect r = Rect(tx * T, t->y, T, t->h).intersect(px.rect);
+      a.src->decode_raw_tile(0, tx, ty, task.bytes, px.sub(r));
+    });
+    // Halo columns of neighbouring stripes are decoded but not passed on.
+    if (c0.col0 < g.emit[0].x0) a.src->read(0, px.sub(Rect(c0.col0, t->y, g.emit[0].x0 - c0.col0, t->h)));
+    if (c0.col1 > g.emit[0].x1) a.src->read(0, px.sub(Rect(g.emit[0].x1, t->y, c0.col1 - g.emit[0].x1, t->h)));
+  };
+
+  auto reduce_band = [&](Token* t) {
+    BusyTimer timer(cnt.reduce);
+    if (!a.skip_level0 && !a.passthrough) {
+      const auto [tx0, tx1] = tile_range(0);
+      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T, t->pixels, {}});
+    }
+    cascade.push(t->pixels, [&](int k, const std::shared_ptr<const Image>& band) {
+      const auto [tx0, tx1] = tile_range(k);
+      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({k, tx, band->rect().y / T, band, {}});
+      if (a.capture && k == g.K) t->capture.push_back(band);
+    });
+  };
+
+  auto encode_band = [&](Token* t) {
+    BusyTimer timer(cnt.encode);
+    static tbb::enumerable_thread_specific<Image> pad;
+    tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
+      TileTask& task = t->tasks[i];
+      if (!task.band) return;
+      const CascadeLevel& L = g.levels[task.level];
+      const Rect tile(task.tx * T, task.ty * T, T, T);
+      const ImageView bv = task.band->view();
+      if (bv.rect.contains(tile)) {
+        a.sink->encode(task.level + a.level_offset, bv.sub(tile), task.bytes);
+      } else {
+        Image& p = pad.local();
+        pad_tile(bv, tile, L.width, L.height, p);
+        a.sink->encode(task.level + a.level_offset, p.view(), task.bytes);
+      }
+      task.band.reset();
+    });
+  };
+
+  auto write_band = [&](Token* t) {
+    BusyTimer timer(cnt.write);
+    for (TileTask& task : t->tasks) {
+      a.sink->write(task.level + a.level_offset, task.tx, task.ty, task.bytes);
+      ++(task.level == 0 && a.passthrough ? cnt.passed : cnt.encoded);
+      progress.advance();
+    }
+    for (const auto& band : t->capture) {
+      const Span e = g.emit[g.K];
+      a.capture->write(band->view().sub(Rect(e.x0, band->rect().y, e.x1 - e.x0, band->rect().h)));
+    }
+    retire(t);
+  };
+
+  tbb::parallel_pipeline(
+      static_cast<size_t>(a.tokens),
+      tbb::make_filter<void, Token*>(tbb::filter_mode::serial_in_order,
+                                     [&](tbb::flow_control& fc) -> Token* {
+                                       if (next_y >= c0.height) {
+                                         fc.stop();
+                                         return nullptr;
+                                       }
+                                       auto t = std::make_unique<Token>();
+                                       t->y = next_y;
+                                       t->h = std::min(T, c0.height - next_y);
+                                       next_y += t->h;
+                                       Token* raw = t.get();
+                                       std::lock_guard<std::mutex> l(live_mu);
+                                       live.insert(std::move(t));
+                                       return raw;
+                                     }) &
+          tbb::make_filter<Token*, Token*>(tbb::filter_mode::parallel, [&](Token* t) {
+            read_band(t);
+            return t;
+          }) &
+          tbb::make_filter<Token*, Token*>(tbb::filter_mode::serial_in_order, [&](Token* t) {
+            reduce_band(t);
+            return t;
+          }) &
+          tbb::make_filter<Token*, Token*>(tbb::filter_mode::parallel, [&](Token* t) {
+            encode_band(t);
+            return t;
+          }) &
+          tbb::make_filter<Token*, void>(tbb::filter_mode::serial_in_order, [&](Token* t) { write_band(t); }));
+}
+
+std::string scratch_near(const PyramidJobOptions& opt) {
+  if (!opt.scratch_near.empty()) return opt.scratch_near;
+  const char* tmp = std::getenv("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/tilewave";
+}
+
+int64_t tiles_in(const Sizes& sizes, int64_t T, size_t from) {
+  int64_t n = 0;
+  for (size_t k = from; k < sizes.size(); ++k) n += ceil_div(sizes[k].first, T) * ceil_div(sizes[k].second, T);
+  return n;
+}
+
+void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt, const Sizes& sizes,
+                int level_offset, bool skip_level0, bool passthrough, Counters& cnt, Progress& progress,
+                PyramidStats& stats, bool top) {
+  const int L = static_cast<int>(sizes.size());
+  const int threads = static_cast<int>(
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const Plan plan = choose_plan(sizes, src.info().fmt, opt.tile, opt.memory, threads,
+                                sink.compression_ratio_estimate());
+  const int64_t W0 = sizes[0].first;
+  const int64_t stripes = ceil_div(W0, plan.S);
+  if (top) {
+    stats.tokens = plan.tokens;
+    stats.stripes = static_cast<int>(stripes);
+    stats.planned_bytes = plan.bytes;
+  }
+  std::unique_ptr<RawRasterFile> next;
+  if (plan.K < L - 1)
+    next = std::make_unique<RawRasterFile>(scratch_near(opt), src.info().fmt, sizes[plan.K].first,
+                                           sizes[plan.K].second);
+  for (int64_t s = 0; s < stripes; ++s) {
+    PassArgs a{&src, &sink, stripe_geometry(sizes, plan.K, s * plan.S, std::min((s + 1) * plan.S, W0)),
+               opt.tile, plan.tokens, passthrough, skip_level0, level_offset, next.get()};
+    run_pass(a, cnt, progress);
+  }
+  if (next) {
+    const Sizes rest(sizes.begin() + plan.K, sizes.end());
+    run_levels(*next, sink, opt, rest, level_offset + plan.K, true, false, cnt, progress, stats, false);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> plan_pyramid_levels(const TileSource& src, int64_t min_size) {
+  if (min_size < 1) throw InputError("--min-size must be at least 1, not " + std::to_string(min_size));
+  const LevelInfo& l0 = src.level(0);
+  return pyramid_level_sizes(l0.width, l0.height, min_size);
+}
+
+PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt) {
+  if (opt.tile < 16 || opt.tile % 16 != 0 || opt.tile > 16384)
+    throw InputError("--tile " + std::to_string(opt.tile) + " is invalid: tiles must be multiples of 16, from 16 to 16384");
+  const Sizes sizes = plan_pyramid_levels(src, opt.min_size);
+  if (opt.passthrough) {
+    const RawTileFormat* rf = src.raw_format(0);
+    TW_ASSERT(rf && rf->tile_w == opt.tile && rf->tile_h == opt.tile);
+  }
+  PyramidStats stats;
+  stats.level_sizes = sizes;
+  Counters cnt;
+  Progress progress(opt.progress_label, tiles_in(sizes, opt.tile, 0), static_cast<double>(opt.tile * opt.tile));
+  const auto t0 = Clock::now();
+  run_levels(src, sink, opt, sizes, 0, false, opt.passthrough, cnt, progress, stats, true);
+  progress.finish();
+  stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  stats.read_s = cnt.read * 1e-9;
+  stats.reduce_s = cnt.reduce * 1e-9;
+  stats.encode_s = cnt.encode * 1e-9;
+  stats.write_s = cnt.write * 1e-9;
+  stats.tiles_encoded = cnt.encoded;
+  stats.tiles_passed_through = cnt.passed;
+  stats.pixels_in = cnt.pixels;
+  return stats;
+}
+
+}  // namespace tw

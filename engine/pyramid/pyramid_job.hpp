@@ -1,0 +1,58 @@
+#pragma once
+// One streaming pass that turns level 0 of a source into every level of a
+// pyramid: a oneTBB pipeline of read/decode (parallel) -> cascade (serial,
+// internally parallel) -> encode (parallel) -> write (serial, in order), with
+// tokens in flight bounded by the memory budget.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/tile_source.hpp"
+
+namespace tw {
+
+// Where finished tiles go (a pyramidal TIFF writer, a DeepZoom writer, ...).
+class PyramidSink {
+ public:
+  virtual ~PyramidSink() = default;
+  // Called from many threads at once: compress one tile of a level. The
+  // tile is exactly tile x tile pixels (edge tiles padded by replication).
+  virtual void encode(int level, const ImageView& tile, std::vector<uint8_t>& out) = 0;
+  // Called from one thread at a time, tiles in any order.
+  virtual void write(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& bytes) = 0;
+  // Rough compressed size of a tile relative to its raw size, for planning memory.
+  virtual double compression_ratio_estimate() const { return 1.0; }
+};
+
+struct PyramidJobOptions {
+  int64_t tile = 256;
+  int64_t min_size = 256;
+  size_t memory = size_t{1} << 30;
+  // Copy level-0 tiles from the source's raw tiles instead of encoding them.
+  // The caller has checked that the source's raw format matches the sink's.
+  bool passthrough = false;
+  std::string progress_label = "pyramid";
+  // Scratch files (for images too wide for the budget) go beside this path;
+  // empty: $TMPDIR or /tmp.
+  std::string scratch_near;
+};
+
+struct PyramidStats {
+  std::vector<std::pair<int64_t, int64_t>> level_sizes;
+  int64_t tiles_encoded = 0;
+  int64_t tiles_passed_through = 0;
+  int tokens = 0;         // bands in flight
+  int stripes = 1;        // vertical stripes level 0 was cut into
+  size_t planned_bytes = 0;  // working set the plan expects
+  double seconds = 0;
+  // Seconds busy in each stage, summed over threads.
+  double read_s = 0, reduce_s = 0, encode_s = 0, write_s = 0;
+  uint64_t pixels_in = 0;
+};
+
+// Level sizes of the pyramid run_pyramid would write.
+std::vector<std::pair<int64_t, int64_t>> plan_pyramid_levels(const TileSource& src, int64_t min_size);
+
+PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt);
+
+}  // namespace tw

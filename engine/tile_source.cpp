@@ -1,0 +1,158 @@
+#include "engine/tile_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace tw {
+namespace {
+
+template <class T>
+void fill_constant_pixels(uint8_t* p, int64_t n, int channels, double value) {
+  T v;
+  if constexpr (std::is_integral_v<T>) {
+    const double lo = double(std::numeric_limits<T>::min()), hi = double(std::numeric_limits<T>::max());
+    v = static_cast<T>(std::llround(std::min(hi, std::max(lo, value))));
+  } else {
+    v = static_cast<T>(value);
+  }
+  T* t = reinterpret_cast<T*>(p);
+  for (int64_t i = 0; i < n * channels; ++i) t[i] = v;
+}
+
+void fill_constant(uint8_t* p, int64_t n, PixelFormat fmt, double value) {
+  switch (fmt.type) {
+    case SampleType::kU8: fill_constant_pixels<uint8_t>(p, n, fmt.channels, value); break;
+    case SampleType::kU16: fill_constant_pixels<uint16_t>(p, n, fmt.channels, value); break;
+    case SampleType::kI32: fill_constant_pixels<int32_t>(p, n, fmt.channels, value); break;
+    case SampleType::kF32: fill_constant_pixels<float>(p, n, fmt.channels, value); break;
+  }
+}
+
+// Mapped source coordinate for each position of [lo, lo+n), -1 = constant.
+std::vector<int64_t> axis_map(int64_t lo, int64_t n, int64_t size, BorderMode m) {
+  std::vector<int64_t> map(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) map[i] = border_index(lo + i, size, m);
+  return map;
+}
+
+}  // namespace
+
+const LevelInfo& TileSource::level(int l) const {
+  if (l < 0 || l >= level_count())
+    throw InputError("level " + std::to_string(l) + " does not exist in " + info_.path + " (it has " +
+                     std::to_string(level_count()) + ")");
+  return info_.levels[l];
+}
+
+void fill_border(const ImageView& dst, const Rect& valid, int64_t w, int64_t h, Border border) {
+  if (valid == dst.rect) return;
+  const size_t bpp = dst.fmt.bytes_per_pixel();
+  const auto mx = axis_map(dst.rect.x, dst.rect.w, w, border.mode);
+  const auto my = axis_map(dst.rect.y, dst.rect.h, h, border.mode);
+  // Columns left and right of `valid`, on the rows of `valid`.
+  for (int64_t y = valid.y; y < valid.y1(); ++y) {
+    uint8_t* row = dst.row_bytes(y);
+    for (int64_t i = 0; i < dst.rect.w; ++i) {
+      const int64_t x = dst.rect.x + i;
+      if (x >= valid.x && x < valid.x1()) continue;
+      uint8_t* out = row + static_cast<size_t>(i) * bpp;
+      if (mx[i] < 0) {
+        fill_constant(out, 1, dst.fmt, border.value);
+      } else {
+        TW_ASSERT(mx[i] >= valid.x && mx[i] < valid.x1());
+        std::memcpy(out, row + static_cast<size_t>(mx[i] - dst.rect.x) * bpp, bpp);
+      }
+    }
+  }
+  // Whole rows above and below, copied from rows already completed.
+  for (int64_t j = 0; j < dst.rect.h; ++j) {
+    const int64_t y = dst.rect.y + j;
+    if (y >= valid.y && y < valid.y1()) continue;
+    uint8_t* row = dst.row_bytes(y);
+    if (my[j] < 0) {
+      fill_constant(row, dst.rect.w, dst.fmt, border.value);
+    } else {
+      TW_ASSERT(my[j] >= valid.y && my[j] < valid.y1());
+      std::memcpy(row, dst.row_bytes(my[j]), dst.row_length_bytes());
+    }
+  }
+  // Constant mode leaves the columns of those rows to fix: rows copied from
+  // inside carry the valid row's side columns, which are already constant.
+}
+
+void TileSource::read(int lvl, const ImageView& dst, Border border) const {
+  const LevelInfo& li = level(lvl);
+  TW_ASSERT(dst.fmt == info_.fmt);
+  if (dst.rect.empty()) return;
+  const Rect bounds = li.bounds();
+  const Rect core = dst.rect.intersect(bounds);
+  if (core == dst.rect) {
+    read_inside(lvl, dst);
+    return;
+  }
+  if (border.mode == BorderMode::kConstant) {
+    if (!core.empty()) read_inside(lvl, dst.sub(core));
+    if (core.empty()) {
+      for (int64_t y = dst.rect.y; y < dst.rect.y1(); ++y)
+        fill_constant(dst.row_bytes(y), dst.rect.w, dst.fmt, border.value);
+      return;
+    }
+    fill_border(dst, core, li.width, li.height, border);
+    return;
+  }
+  // Reflection may reach pixels of the level outside dst when the halo is
+  // wider than the part of dst inside the image: read the span it needs.
+  int64_t x0 = INT64_MAX, x1 = INT64_MIN, y0 = INT64_MAX, y1 = INT64_MIN;
+  for (int64_t x = dst.rect.x; x < dst.rect.x1(); ++x) {
+    const int64_t m = border_index(x, li.width, border.mode);
+    x0 = std::min(x0, m), x1 = std::max(x1, m + 1);
+  }
+  for (int64_t y = dst.rect.y; y < dst.rect.y1(); ++y) {
+    const int64_t m = border_index(y, li.height, border.mode);
+    y0 = std::min(y0, m), y1 = std::max(y1, m + 1);
+  }
+  const Rect need(x0, y0, x1 - x0, y1 - y0);
+  if (!core.empty() && core.contains(need)) {
+    read_inside(lvl, dst.sub(core));
+    fill_border(dst, core, li.width, li.height, border);
+    return;
+  }
+  Image tmp(dst.fmt, need);
+  read_inside(lvl, tmp.view());
+  const size_t bpp = dst.fmt.bytes_per_pixel();
+  for (int64_t y = dst.rect.y; y < dst.rect.y1(); ++y) {
+    const int64_t sy = border_index(y, li.height, border.mode);
+    uint8_t* out = dst.row_bytes(y);
+    for (int64_t x = dst.rect.x; x < dst.rect.x1(); ++x) {
+      const int64_t sx = border_index(x, li.width, border.mode);
+      std::memcpy(out + static_cast<size_t>(x - dst.rect.x) * bpp, tmp.ptr_bytes(sx, sy), bpp);
+    }
+  }
+}
+
+Image TileSource::read(int lvl, const Rect& r, Border border) const {
+  Image img(info_.fmt, r);
+  read(lvl, img.view(), border);
+  return img;
+}
+
+Image TileSource::read_associated(const std::string& name) const {
+  throw InputError("no associated image '" + name + "' in " + info_.path);
+}
+
+const RawTileFormat* TileSource::raw_format(int) const { return nullptr; }
+
+std::vector<uint8_t> TileSource::read_raw_tile(int, int64_t, int64_t) const {
+  throw InternalError("read_raw_tile on a source without raw tiles");
+}
+
+void TileSource::decode_raw_tile(int, int64_t, int64_t, const std::vector<uint8_t>&,
+                                 const ImageView&) const {
+  throw InternalError("decode_raw_tile on a source without raw tiles");
+}
+
+}  // namespace tw

@@ -1,0 +1,80 @@
+#pragma once
+// Anything that yields pixels of a (possibly multi-level) raster by region:
+// TIFF and OpenSlide readers, the synthetic slide, scratch stores.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/border.hpp"
+#include "engine/codec_kind.hpp"
+#include "engine/image.hpp"
+
+namespace tw {
+
+struct LevelInfo {
+  int64_t width = 0, height = 0;
+  // The native access unit: a tile, or a strip (tile_w == width). 0 when the
+  // source has none (synthetic, OpenSlide).
+  int64_t tile_w = 0, tile_h = 0;
+  double downsample = 1.0;  // level-0 width over this level's width
+  std::string compression;  // as stored, for `tilewave info`
+  TileGrid grid() const { return {width, height, tile_w, tile_h}; }
+  Rect bounds() const { return {0, 0, width, height}; }
+};
+
+struct AssociatedImageInfo {
+  std::string name;  // "label", "macro", "thumbnail", ...
+  int64_t width = 0, height = 0;
+};
+
+struct SourceInfo {
+  std::string path;
+  std::string format;  // "TIFF", "BigTIFF", "OpenSlide", "synthetic"
+  std::string vendor;  // OpenSlide's vendor name when known ("aperio", "generic-tiff", ...)
+  PixelFormat fmt;
+  std::vector<LevelInfo> levels;
+  double mpp_x = 0, mpp_y = 0;  // microns per pixel at level 0; 0 = unknown
+  std::vector<AssociatedImageInfo> associated;
+  std::vector<std::pair<std::string, std::string>> properties;  // extra key/values for `info`
+};
+
+// Thread-safe: read() may be called from many threads at once.
+class TileSource {
+ public:
+  virtual ~TileSource() = default;
+
+  const SourceInfo& info() const { return info_; }
+  int level_count() const { return static_cast<int>(info_.levels.size()); }
+  const LevelInfo& level(int l) const;
+
+  // Fills dst, whose rect may reach outside the level: the outside is made up
+  // by the border rule, so a tile read with a halo needs no edge code.
+  void read(int level, const ImageView& dst, Border border = {}) const;
+  Image read(int level, const Rect& r, Border border = {}) const;
+
+  virtual Image read_associated(const std::string& name) const;
+
+  // Pass-through of compressed tiles. raw_format() is null where the level's
+  // tiles cannot be copied out as stored.
+  virtual const RawTileFormat* raw_format(int level) const;
+  virtual std::vector<uint8_t> read_raw_tile(int level, int64_t tx, int64_t ty) const;
+  // Decodes bytes from read_raw_tile into dst (dst.rect = the clipped tile
+  // rect), so a passed-through tile is decoded once and read once.
+  virtual void decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                               const ImageView& dst) const;
+
+ protected:
+  // dst.rect lies inside the level's bounds and is non-empty.
+  virtual void read_inside(int level, const ImageView& dst) const = 0;
+  SourceInfo info_;
+};
+
+using SourcePtr = std::shared_ptr<const TileSource>;
+
+// Fills the pixels of dst outside `valid` (which dst contains, non-empty)
+// from pixels inside it, by the border rule of an image of size w x h.
+// Callers guarantee every mapped coordinate lies in `valid`.
+void fill_border(const ImageView& dst, const Rect& valid, int64_t w, int64_t h, Border border);
+
+}  // namespace tw

@@ -1,0 +1,222 @@
+#include "io/codec/jpeg_codec.hpp"
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+
+// jpeglib.h needs size_t and FILE declared first.
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include "engine/error.hpp"
+
+namespace tw {
+namespace {
+
+// libjpeg reports errors through a callback that must not return; C++
+// exceptions cannot unwind through its C frames, so we longjmp back to the
+// caller's setjmp and throw from there.
+struct ErrorMgr {
+  jpeg_error_mgr pub;
+  jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+  bool corrupt = false;  // a warning that means damaged data
+};
+
+void on_error_exit(j_common_ptr c) {
+  auto* e = reinterpret_cast<ErrorMgr*>(c->err);
+  (*c->err->format_message)(c, e->message);
+  longjmp(e->jump, 1);
+}
+
+void on_emit_message(j_common_ptr c, int level) {
+  if (level >= 0) return;  // trace messages
+  auto* e = reinterpret_cast<ErrorMgr*>(c->err);
+  // Warnings that signal a damaged stream: libjpeg substitutes grey blocks
+  // and carries on, which must not pass silently into a pyramid.
+  switch (c->err->msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+    case JWRN_NOT_SEQUENTIAL:
+    case JWRN_BOGUS_PROGRESSION:
+      if (!e->corrupt) (*c->err->format_message)(c, e->message);
+      e->corrupt = true;
+      break;
+    default:
+      break;
+  }
+}
+
+void init_error(ErrorMgr& e) {
+  jpeg_std_error(&e.pub);
+  e.pub.error_exit = on_error_exit;
+  e.pub.emit_message = on_emit_message;
+  e.message[0] = 0;
+}
+
+// Compressed bytes go straight into a std::vector.
+struct VectorDest {
+  jpeg_destination_mgr pub;
+  std::vector<uint8_t>* out = nullptr;
+};
+
+void dest_init(j_compress_ptr c) {
+  auto* d = reinterpret_cast<VectorDest*>(c->dest);
+  if (d->out->size() < 16384) d->out->resize(16384);
+  d->pub.next_output_byte = d->out->data();
+  d->pub.free_in_buffer = d->out->size();
+}
+
+boolean dest_empty(j_compress_ptr c) {
+  auto* d = reinterpret_cast<VectorDest*>(c->dest);
+  const size_t old = d->out->size();
+  d->out->resize(old * 2);
+  d->pub.next_output_byte = d->out->data() + old;
+  d->pub.free_in_buffer = old;
+  return TRUE;
+}
+
+void dest_term(j_compress_ptr c) {
+  auto* d = reinterpret_cast<VectorDest*>(c->dest);
+  d->out->resize(d->out->size() - d->pub.free_in_buffer);
+}
+
+}  // namespace
+
+struct JpegEncoder::State {
+  jpeg_compress_struct cinfo{};
+  ErrorMgr err;
+  VectorDest dest;
+  int64_t w = 0, h = 0;
+  int channels = 0;
+};
+
+JpegEncoder::JpegEncoder(int channels, int quality, ChromaSubsampling sub, int64_t tile_w,
+                         int64_t tile_h)
+    : st_(std::make_unique<State>()) {
+  TW_ASSERT(channels == 1 || channels == 3);
+  auto& c = st_->cinfo;
+  init_error(st_->err);
+  c.err = &st_->err.pub;
+  st_->w = tile_w, st_->h = tile_h, st_->channels = channels;
+  if (setjmp(st_->err.jump)) {
+    jpeg_destroy_compress(&c);
+    throw InternalError(std::string("JPEG encoder setup failed: ") + st_->err.message);
+  }
+  jpeg_create_compress(&c);
+  st_->dest.pub.init_destination = dest_init;
+  st_->dest.pub.empty_output_buffer = dest_empty;
+  st_->dest.pub.term_destination = dest_term;
+  c.dest = &st_->dest.pub;
+  c.image_width = static_cast<JDIMENSION>(tile_w);
+  c.image_height = static_cast<JDIMENSION>(tile_h);
+  c.input_components = channels;
+  c.in_color_space = channels == 3 ? JCS_RGB : JCS_GRAYSCALE;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, quality, TRUE);
+  if (channels == 3) {
+    const int f = sub == ChromaSubsampling::k420 ? 2 : 1;
+    c.comp_info[0].h_samp_factor = f;
+    c.comp_info[0].v_samp_factor = f;
+    c.comp_info[1].h_samp_factor = c.comp_info[1].v_samp_factor = 1;
+    c.comp_info[2].h_samp_factor = c.comp_info[2].v_samp_factor = 1;
+  }
+  c.write_JFIF_header = FALSE;
+  c.write_Adobe_marker = FALSE;
+  c.optimize_coding = FALSE;  // tables are shared by all tiles of a level
+  c.dct_method = JDCT_ISLOW;
+  st_->dest.out = &tables_;
+  jpeg_write_tables(&c);  // also marks the tables as sent: tile streams omit them
+}
+
+JpegEncoder::~JpegEncoder() { jpeg_destroy_compress(&st_->cinfo); }
+
+void JpegEncoder::encode(const ImageView& tile, std::vector<uint8_t>& out) {
+  TW_ASSERT(tile.rect.w == st_->w && tile.rect.h == st_->h && tile.fmt.channels == st_->channels);
+  auto& c = st_->cinfo;
+  st_->dest.out = &out;
+  if (setjmp(st_->err.jump)) {
+    jpeg_abort_compress(&c);
+    throw InternalError(std::string("JPEG encoding failed: ") + st_->err.message);
+  }
+  jpeg_start_compress(&c, FALSE);
+  JSAMPROW rows[32];
+  while (c.next_scanline < c.image_height) {
+    const JDIMENSION n = std::min<JDIMENSION>(32, c.image_height - c.next_scanline);
+    for (JDIMENSION i = 0; i < n; ++i) rows[i] = tile.row_bytes(tile.rect.y + c.next_scanline + i);
+    jpeg_write_scanlines(&c, rows, n);
+  }
+  jpeg_finish_compress(&c);
+}
+
+struct JpegDecoder::State {
+  jpeg_decompress_struct dinfo{};
+  ErrorMgr err;
+};
+
+JpegDecoder::JpegDecoder() : st_(std::make_unique<State>()) {
+  init_error(st_->err);
+  st_->dinfo.err = &st_->err.pub;
+  jpeg_create_decompress(&st_->dinfo);
+}
+
+JpegDecoder::~JpegDecoder() { jpeg_destroy_decompress(&st_->dinfo); }
+
+void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,
+                         int photometric, int64_t expect_w, int64_t expect_h, const ImageView& dst,
+                         const std::string& what) {
+  auto& d = st_->dinfo;
+  st_->err.corrupt = false;
+  st_->err.message[0] = 0;
+  if (n < 4) throw InputError("corrupt JPEG data in " + what + ": only " + std::to_string(n) + " bytes");
+  if (setjmp(st_->err.jump)) {
+    jpeg_abort_decompress(&d);
+    throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+  }
+  if (!tables.empty()) {
+    jpeg_mem_src(&d, tables.data(), static_cast<unsigned long>(tables.size()));
+    jpeg_read_header(&d, FALSE);
+  }
+  jpeg_mem_src(&d, data, static_cast<unsigned long>(n));
+  jpeg_read_header(&d, TRUE);
+  const int want = dst.fmt.channels;
+  if (photometric == 6) {
+    d.jpeg_color_space = JCS_YCbCr;
+  } else if (photometric == 2) {
+    d.jpeg_color_space = JCS_RGB;
+  } else {
+    d.jpeg_color_space = JCS_GRAYSCALE;
+  }
+  if (d.num_components != want) {
+    jpeg_abort_decompress(&d);
+    throw InputError("JPEG data in " + what + " has " + std::to_string(d.num_components) +
+                     " components, expected " + std::to_string(want));
+  }
+  d.out_color_space = want == 3 ? JCS_RGB : JCS_GRAYSCALE;
+  d.dct_method = JDCT_ISLOW;
+  jpeg_start_decompress(&d);
+  if (static_cast<int64_t>(d.output_width) < std::min(expect_w, dst.rect.w) ||
+      static_cast<int64_t>(d.output_height) < std::min(expect_h, dst.rect.h)) {
+    const std::string got = std::to_string(d.output_width) + "x" + std::to_string(d.output_height);
+    jpeg_abort_decompress(&d);
+    throw InputError("JPEG data in " + what + " is " + got + ", expected " +
+                     std::to_string(expect_w) + "x" + std::to_string(expect_h));
+  }
+  const size_t full_row = static_cast<size_t>(d.output_width) * want;
+  const bool direct = static_cast<int64_t>(d.output_width) == dst.rect.w;
+  if (!direct && row_.size() < full_row) row_.resize(full_row);
+  while (static_cast<int64_t>(d.output_scanline) < dst.rect.h) {
+    uint8_t* out = dst.row_bytes(dst.rect.y + d.output_scanline);
+    JSAMPROW row = direct ? out : row_.data();
+    jpeg_read_scanlines(&d, &row, 1);
+    if (!direct) std::memcpy(out, row_.data(), dst.row_length_bytes());
+  }
+  // Rows past dst (the padding of an edge tile) are never needed.
+  jpeg_abort_decompress(&d);
+  if (st_->err.corrupt)
+    throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+}
+
+}  // namespace tw

@@ -1,0 +1,54 @@
+#pragma once
+// Baseline JPEG tiles with libjpeg-turbo, in TIFF's "abbreviated" form: the
+// quantisation and Huffman tables live once in the JPEGTables tag and every
+// tile stream omits them (as libtiff writes them, ~0.5 KiB saved per tile).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/codec_kind.hpp"
+#include "engine/image.hpp"
+
+namespace tw {
+
+class JpegEncoder {
+ public:
+  // channels: 1 (gray) or 3 (RGB in, YCbCr stored).
+  JpegEncoder(int channels, int quality, ChromaSubsampling sub, int64_t tile_w, int64_t tile_h);
+  ~JpegEncoder();
+  JpegEncoder(const JpegEncoder&) = delete;
+  JpegEncoder& operator=(const JpegEncoder&) = delete;
+
+  // SOI, DQT, DHT, EOI: the content of the TIFF JPEGTables tag.
+  const std::vector<uint8_t>& tables() const { return tables_; }
+  void encode(const ImageView& tile, std::vector<uint8_t>& out);
+
+ private:
+  struct State;
+  std::unique_ptr<State> st_;
+  std::vector<uint8_t> tables_;
+};
+
+// Decodes one TIFF JPEG tile or strip (with the level's JPEGTables, if any).
+class JpegDecoder {
+ public:
+  JpegDecoder();
+  ~JpegDecoder();
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+
+  // photometric: TIFF Photometric (1 gray, 2 RGB, 6 YCbCr) telling how the
+  // stream's components are to be read. Writes the top-left dst.rect.w x
+  // dst.rect.h pixels of the decoded image into dst. Throws InputError
+  // (with `what` naming the tile) on corrupt data.
+  void decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, int photometric,
+              int64_t expect_w, int64_t expect_h, const ImageView& dst, const std::string& what);
+
+ private:
+  struct State;
+  std::unique_ptr<State> st_;
+  std::vector<uint8_t> row_;
+};
+
+}  // namespace tw

@@ -1,0 +1,55 @@
+#pragma once
+// A tiled pyramidal BigTIFF: one directory per level in the main IFD chain,
+// levels after the first flagged reduced-resolution (OpenSlide's generic-tiff
+// reader lists only those), resolution tags scaled per level, associated
+// images as stripped directories named by ImageDescription.
+//
+// Tiles arrive already compressed, in any order, and are written raw
+// (TIFFWriteRawTile). libtiff writes one directory at a time, so level 0
+// streams straight into the file while the lower levels (a third of the
+// bytes) are spilled to a scratch file and copied in by finish().
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/codec_kind.hpp"
+#include "engine/image.hpp"
+
+namespace tw {
+
+struct PyramidLevelSpec {
+  int64_t width = 0, height = 0;
+  RawTileFormat format;  // compression tags; tile_w/tile_h give the tiling
+};
+
+struct PyramidWriterOptions {
+  double mpp_x = 0, mpp_y = 0;  // level 0 microns per pixel; 0 = unknown
+  std::string description;     // ImageDescription of level 0
+  std::string software = "Tilewave";
+};
+
+class PyramidTiffWriter {
+ public:
+  // Validates the output folder now (InputError); writes to a temporary name.
+  PyramidTiffWriter(const std::string& final_path, PixelFormat fmt, std::vector<PyramidLevelSpec> levels,
+                    PyramidWriterOptions opt);
+  ~PyramidTiffWriter();  // without finish(): removes everything written
+  PyramidTiffWriter(const PyramidTiffWriter&) = delete;
+  PyramidTiffWriter& operator=(const PyramidTiffWriter&) = delete;
+
+  // Not thread-safe: call from one thread (the pipeline's serial stage).
+  void write_tile(int level, int64_t tx, int64_t ty, const uint8_t* data, size_t n);
+  // An RGB or gray 8-bit image stored after the pyramid (label, macro, ...).
+  void add_associated(const std::string& name, const Image& img);
+  // Writes the directories, closes, and renames into place.
+  void finish();
+
+  uint64_t bytes_written() const;
+  const std::string& temp_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tw

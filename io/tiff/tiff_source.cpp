@@ -1,0 +1,742 @@
+#include "io/tiff/tiff_source.hpp"
+
+#include <fcntl.h>
+#include <openslide.h>
+#include <sys/stat.h>
+#include <tbb/parallel_for.h>
+#include <tiffio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+#include "engine/error.hpp"
+#include "io/codec/jpeg_codec.hpp"
+#include "io/tiff/tiff_error.hpp"
+
+namespace tw {
+namespace {
+
+// A decoded strip larger than this is read row by row instead (a whole image
+// stored as one strip must not be decoded into memory at once).
+constexpr size_t kBigStripBytes = size_t{32} << 20;
+
+struct Dir {
+  tdir_t index = 0;
+  uint64_t subifd = 0;  // nonzero: the directory lives at this SubIFD offset
+  int64_t width = 0, height = 0;
+  bool tiled = false;
+  int64_t chunk_w = 0, chunk_h = 0;  // tile, or strip (width x rows per strip)
+  uint16_t compression = 1, photometric = 1, planar = 1, bits = 8, spp = 1, sample_format = 1;
+  uint16_t predictor = 1, sub_h = 1, sub_v = 1, fillorder = 1;
+  uint32_t subfile_type = 0;
+  std::vector<uint64_t> offsets, counts;
+  std::vector<uint8_t> jpeg_tables;
+  std::vector<uint16_t> cmap[3];
+  std::string description;
+  float xres = 0, yres = 0;
+  uint16_t res_unit = 0;
+  std::string unsupported;  // why the pixels cannot be read; empty = readable
+  PixelFormat out_fmt;
+  bool own_jpeg = false;  // decode JPEG ourselves from raw bytes
+  RawTileFormat raw;
+  bool raw_ok = false;
+
+  int64_t across() const { return ceil_div(width, chunk_w); }
+  int64_t down() const { return ceil_div(height, chunk_h); }
+  int64_t per_plane() const { return across() * down(); }
+  int planes() const { return planar == PLANARCONFIG_SEPARATE ? spp : 1; }
+  Rect chunk_rect(int64_t cx, int64_t cy) const {
+    return Rect(cx * chunk_w, cy * chunk_h, chunk_w, chunk_h).intersect({0, 0, width, height});
+  }
+  size_t plane_bytes_per_pixel() const {
+    return (planar == PLANARCONFIG_SEPARATE ? 1 : spp) * (bits / 8);
+  }
+};
+
+std::string compression_name(uint16_t c) {
+  switch (c) {
+    case COMPRESSION_NONE: return "none";
+    case COMPRESSION_LZW: return "lzw";
+    case COMPRESSION_OJPEG: return "old-jpeg";
+    case COMPRESSION_JPEG: return "jpeg";
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: return "deflate";
+    case COMPRESSION_PACKBITS: return "packbits";
+    case COMPRESSION_ZSTD: return "zstd";
+    case COMPRESSION_WEBP: return "webp";
+    case COMPRESSION_LZMA: return "lzma";
+    case 33003:
+    case 33005: return "jpeg2000 (Aperio)";
+    case 34712: return "jpeg2000";
+    default: return "compression " + std::to_string(c);
+  }
+}
+
+Codec codec_of(uint16_t c) {
+  switch (c) {
+    case COMPRESSION_NONE: return Codec::kNone;
+    case COMPRESSION_LZW: return Codec::kLzw;
+    case COMPRESSION_JPEG: return Codec::kJpeg;
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: return Codec::kDeflate;
+    case COMPRESSION_ZSTD: return Codec::kZstd;
+    default: return Codec::kOther;
+  }
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
+  Dir d;
+  d.index = index;
+  d.subifd = subifd;
+  uint32_t w = 0, h = 0;
+  TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w);
+  TIFFGetField(t, TIFFTAG_IMAGELENGTH, &h);
+  d.width = w, d.height = h;
+  TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &d.compression);
+  if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &d.photometric)) d.photometric = 0xffff;
+  TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &d.planar);
+  TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &d.bits);
+  TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &d.spp);
+  TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &d.sample_format);
+  TIFFGetFieldDefaulted(t, TIFFTAG_FILLORDER, &d.fillorder);
+  TIFFGetFieldDefaulted(t, TIFFTAG_SUBFILETYPE, &d.subfile_type);
+  if (d.compression == COMPRESSION_LZW || d.compression == COMPRESSION_ADOBE_DEFLATE ||
+      d.compression == COMPRESSION_DEFLATE || d.compression == COMPRESSION_ZSTD)
+    TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &d.predictor);
+  if (d.photometric == PHOTOMETRIC_YCBCR)
+    TIFFGetFieldDefaulted(t, TIFFTAG_YCBCRSUBSAMPLING, &d.sub_h, &d.sub_v);
+  char* desc = nullptr;
+  if (TIFFGetField(t, TIFFTAG_IMAGEDESCRIPTION, &desc) && desc) d.description = desc;
+  TIFFGetField(t, TIFFTAG_XRESOLUTION, &d.xres);
+  TIFFGetField(t, TIFFTAG_YRESOLUTION, &d.yres);
+  TIFFGetFieldDefaulted(t, TIFFTAG_RESOLUTIONUNIT, &d.res_unit);
+
+  d.tiled = TIFFIsTiled(t) != 0;
+  uint64_t* offs = nullptr;
+  uint64_t* cnts = nullptr;
+  if (d.tiled) {
+    uint32_t tw = 0, th = 0;
+    TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
+    d.chunk_w = tw, d.chunk_h = th;
+    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
+  } else {
+    uint32_t rps = 0;
+    TIFFGetFieldDefaulted(t, TIFFTAG_ROWSPERSTRIP, &rps);
+    d.chunk_w = d.width;
+    d.chunk_h = std::min<int64_t>(rps == 0 ? d.height : rps, std::max<int64_t>(d.height, 1));
+    TIFFGetField(t, TIFFTAG_STRIPOFFSETS, &offs);
+    TIFFGetField(t, TIFFTAG_STRIPBYTECOUNTS, &cnts);
+  }
+  if (d.width <= 0 || d.height <= 0) {
+    d.unsupported = "image has no pixels (" + std::to_string(d.width) + "x" + std::to_string(d.height) + ")";
+    return d;
+  }
+  if (d.chunk_w <= 0 || d.chunk_h <= 0) {
+    d.unsupported = "invalid tile size " + std::to_string(d.chunk_w) + "x" + std::to_string(d.chunk_h);
+    return d;
+  }
+  const size_t n = static_cast<size_t>(d.tiled ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t));
+  const size_t expect = static_cast<size_t>(d.per_plane()) * d.planes();
+  if (!offs || !cnts || n < expect) {
+    d.unsupported = "tile/strip offsets are missing or incomplete";
+    return d;
+  }
+  d.offsets.assign(offs, offs + expect);
+  d.counts.assign(cnts, cnts + expect);
+
+  if (d.compression == COMPRESSION_JPEG) {
+    uint32_t len = 0;
+    void* tables = nullptr;
+    if (TIFFGetField(t, TIFFTAG_JPEGTABLES, &len, &tables) && tables && len > 0)
+      d.jpeg_tables.assign(static_cast<uint8_t*>(tables), static_cast<uint8_t*>(tables) + len);
+  }
+  if (d.photometric == PHOTOMETRIC_PALETTE && d.bits == 8) {
+    uint16_t *r = nullptr, *g = nullptr, *b = nullptr;
+    if (TIFFGetField(t, TIFFTAG_COLORMAP, &r, &g, &b)) {
+      for (int i = 0; i < 3; ++i) d.cmap[i].resize(256);
+      std::copy(r, r + 256, d.cmap[0].begin());
+      std::copy(g, g + 256, d.cmap[1].begin());
+      std::copy(b, b + 256, d.cmap[2].begin());
+    }
+  }
+
+  // What can we make of its pixels?
+  auto bad = [&](const std::string& why) { d.unsupported = why; };
+  if (d.sample_format != SAMPLEFORMAT_UINT)
+    bad(std::string("unsupported pixel type: ") +
+        (d.sample_format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed integer") +
+        " samples of " + std::to_string(d.bits) + " bits");
+  else if (d.bits != 8 && d.bits != 16)
+    bad("unsupported pixel type: " + std::to_string(d.bits) + "-bit samples (8 and 16 are supported)");
+  else if (d.fillorder != FILLORDER_MSB2LSB)
+    bad("unsupported FillOrder (LSB first)");
+  else if (d.compression == COMPRESSION_OJPEG)
+    bad("old-style JPEG compression (6) is not supported");
+  else if (!TIFFIsCODECConfigured(d.compression))
+    bad(compression_name(d.compression) + " is not supported by this libtiff");
+  if (!d.unsupported.empty()) return d;
+
+  const SampleType st = d.bits == 16 ? SampleType::kU16 : SampleType::kU8;
+  switch (d.photometric) {
+    case PHOTOMETRIC_MINISBLACK:
+    case PHOTOMETRIC_MINISWHITE:
+      if (d.spp > 2) bad("gray image with " + std::to_string(d.spp) + " samples per pixel");
+      d.out_fmt = {st, d.spp};
+      break;
+    case PHOTOMETRIC_RGB:
+      if (d.spp != 3 && d.spp != 4) bad("RGB image with " + std::to_string(d.spp) + " samples per pixel");
+      d.out_fmt = {st, d.spp};
+      break;
+    case PHOTOMETRIC_YCBCR:
+      if (d.compression != COMPRESSION_JPEG) bad("YCbCr pixels are supported only with JPEG compression");
+      else if (d.spp != 3) bad("YCbCr image with " + std::to_string(d.spp) + " samples per pixel");
+      d.out_fmt = {st, 3};
+      break;
+    case PHOTOMETRIC_PALETTE:
+      if (d.bits != 8 || d.spp != 1 || d.cmap[0].empty()) bad("palette images must be 8-bit with a colour map");
+      d.out_fmt = {SampleType::kU8, 3};
+      break;
+    case 0xffff:
+      // No Photometric tag: guess from the samples, as most readers do.
+      d.photometric = d.spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+      d.out_fmt = {st, d.spp};
+      break;
+    default:
+      bad("unsupported Photometric " + std::to_string(d.photometric) + " (CMYK, Lab and others)");
+  }
+  if (d.compression == COMPRESSION_JPEG) {
+    if (d.bits != 8) bad("JPEG with " + std::to_string(d.bits) + "-bit samples is not supported");
+    if (d.planar == PLANARCONFIG_SEPARATE) bad("planar JPEG is not supported");
+    if (d.photometric == PHOTOMETRIC_MINISWHITE) bad("JPEG with MinIsWhite is not supported");
+    d.own_jpeg = true;
+  }
+  if (!d.unsupported.empty()) return d;
+
+  d.raw.codec = codec_of(d.compression);
+  d.raw.tiff_compression = d.compression;
+  d.raw.photometric = d.photometric;
+  d.raw.subsampling_h = d.sub_h, d.raw.subsampling_v = d.sub_v;
+  d.raw.predictor = d.predictor;
+  d.raw.bits_per_sample = d.bits;
+  d.raw.samples_per_pixel = d.spp;
+  d.raw.tile_w = d.chunk_w, d.raw.tile_h = d.chunk_h;
+  d.raw.jpeg_tables = d.jpeg_tables;
+  d.raw_ok = d.tiled && d.raw.codec != Codec::kOther && d.planar == PLANARCONFIG_CONTIG &&
+             (d.photometric == PHOTOMETRIC_MINISBLACK || d.photometric == PHOTOMETRIC_RGB ||
+              d.photometric == PHOTOMETRIC_YCBCR);
+  return d;
+}
+
+std::string associated_name(const Dir& d, bool aperio, bool first_assoc) {
+  const std::string desc = lower(d.description);
+  for (const char* key : {"label", "macro", "thumbnail", "overview"})
+    if (desc.rfind(key, 0) == 0 || desc.find(std::string("\n") + key) != std::string::npos ||
+        desc.find(std::string(" ") + key + " ") != std::string::npos || desc == key)
+      return std::string(key) == "overview" ? "macro" : key;
+  if (aperio && first_assoc) return "thumbnail";  // Aperio's second directory
+  return "image-" + std::to_string(d.index);
+}
+
+double mpp_from(const Dir& d, float res) {
+  if (res <= 0) return 0;
+  if (d.res_unit == RESUNIT_CENTIMETER) return 10000.0 / res;
+  if (d.res_unit == RESUNIT_INCH) return 25400.0 / res;
+  return 0;
+}
+
+double aperio_mpp(const std::string& desc) {
+  const auto p = desc.find("MPP = ");
+  if (p == std::string::npos) return 0;
+  try {
+    return std::stod(desc.substr(p + 6));
+  } catch (...) {
+    return 0;
+  }
+}
+
+// A small LRU of decoded chunks, keyed by (level, chunk index).
+class ChunkCache {
+ public:
+  using Buf = std::shared_ptr<const Image>;
+  void set_capacity(size_t n) {
+    std::lock_guard<std::mutex> l(mu_);
+    cap_ = n;
+    evict();
+  }
+  bool enabled() const { return cap_ > 0; }
+  Buf get(uint64_t key) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->second;
+  }
+  void put(uint64_t key, Buf b) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!cap_ || b->size_bytes() > cap_ || map_.count(key)) return;
+    size_ += b->size_bytes();
+    lru_.emplace_front(key, std::move(b));
+    map_[key] = lru_.begin();
+    evict();
+  }
+
+ private:
+  void evict() {
+    while (size_ > cap_ && !lru_.empty()) {
+      size_ -= lru_.back().second->size_bytes();
+      map_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+  }
+  std::mutex mu_;
+  size_t cap_ = 0, size_ = 0;
+  std::list<std::pair<uint64_t, Buf>> lru_;
+  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, Buf>>::iterator> map_;
+};
+
+}  // namespace
+
+struct TiffSource::Impl {
+  std::string path;
+  int fd = -1;
+  uint64_t file_size = 0;
+  std::vector<Dir> levels;
+  std::vector<Dir> assoc;
+  std::vector<std::string> assoc_names;
+
+  // libtiff handles are not thread-safe: a pool, one handle per reader.
+  std::mutex pool_mu;
+  std::vector<std::pair<TIFF*, int>> pool;  // handle, level it is set to (-1 none)
+  std::mutex scan_mu;  // row-by-row reads of big strips share one handle
+  ChunkCache cache;
+
+  ~Impl() {
+    for (auto& h : pool) TIFFClose(h.first);
+    if (fd >= 0) ::close(fd);
+  }
+
+  TIFF* open_handle() {
+    clear_tiff_error();
+    // "m": no memory mapping, or every byte read would count against RSS.
+    TIFF* t = TIFFOpen(path.c_str(), "rm");
+    if (!t) throw InputError("cannot read TIFF " + path + ": " + take_tiff_error());
+    return t;
+  }
+
+  // A handle borrowed from the pool, set to one level; returned on scope exit.
+  class Lease {
+   public:
+    Lease(Impl* impl, TIFF* t) : impl_(impl), t_(t) {}
+    Lease(Lease&& o) noexcept : impl_(o.impl_), t_(o.t_), level_(o.level_) { o.t_ = nullptr; }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+      if (!t_) return;
+      std::lock_guard<std::mutex> l(impl_->pool_mu);
+      impl_->pool.emplace_back(t_, level_);
+    }
+    TIFF* t() const { return t_; }
+    void set_level(int level) { level_ = level; }
+
+   private:
+    Impl* impl_;
+    TIFF* t_;
+    int level_ = -1;
+  };
+
+  Lease lease(int level) {
+    TIFF* t = nullptr;
+    int cur = -1;
+    {
+      std::lock_guard<std::mutex> l(pool_mu);
+      for (size_t i = 0; i < pool.size(); ++i)
+        if (pool[i].second == level) {
+          t = pool[i].first, cur = level;
+          pool.erase(pool.begin() + static_cast<long>(i));
+          break;
+        }
+      if (!t && !pool.empty()) {
+        t = pool.back().first, cur = pool.back().second;
+        pool.pop_back();
+      }
+    }
+    if (!t) t = open_handle();
+    Lease ls(this, t);
+    if (cur != level) set_dir(t, levels[level]);
+    ls.set_level(level);
+    return ls;
+  }
+
+  void set_dir(TIFF* t, const Dir& d) {
+    clear_tiff_error();
+    const int ok = d.subifd ? TIFFSetSubDirectory(t, d.subifd) : TIFFSetDirectory(t, d.index);
+    if (!ok) throw InputError("cannot read directory " + std::to_string(d.index) + " of " + path + ": " + take_tiff_error());
+  }
+
+  std::string chunk_name(int level, const Dir& d, int64_t ci) const {
+    return std::string(d.tiled ? "tile " : "strip ") + std::to_string(ci) + " of level " +
+           std::to_string(level) + " of " + path;
+  }
+
+  std::vector<uint8_t> read_raw(int level, int64_t ci) const {
+    const Dir& d = levels[level];
+    const uint64_t off = d.offsets[ci], n = d.counts[ci];
+    std::vector<uint8_t> buf(n);
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd, buf.data() + got, n - got, static_cast<off_t>(off + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0)
+        throw InputError("cannot read " + chunk_name(level, d, ci) + ": " +
+                         (r < 0 ? std::strerror(errno) : "file ends early"));
+      got += static_cast<size_t>(r);
+    }
+    return buf;
+  }
+
+  // Converts decoded rows of plane p (packed, libtiff's layout) into the
+  // part of dst they cover.
+  void convert_into(const Dir& d, const uint8_t* packed, const Rect& chunk, int plane,
+                    const ImageView& dst) const {
+    const Rect o = chunk.intersect(dst.rect);
+    if (o.empty()) return;
+    const size_t in_bpp = d.plane_bytes_per_pixel();
+    const size_t in_stride = static_cast<size_t>(chunk.w) * in_bpp;
+    const size_t out_bpp = dst.fmt.bytes_per_pixel();
+    for (int64_t y = o.y; y < o.y1(); ++y) {
+      const uint8_t* in = packed + static_cast<size_t>(y - chunk.y) * in_stride +
+                          static_cast<size_t>(o.x - chunk.x) * in_bpp;
+      uint8_t* out = dst.ptr_bytes(o.x, y);
+      if (d.photometric == PHOTOMETRIC_PALETTE) {
+        for (int64_t x = 0; x < o.w; ++x)
+          for (int c = 0; c < 3; ++c) out[x * 3 + c] = static_cast<uint8_t>(d.cmap[c][in[x]] >> 8);
+      } else if (d.planar == PLANARCONFIG_SEPARATE) {
+        const size_t sb = d.bits / 8;
+        for (int64_t x = 0; x < o.w; ++x) std::memcpy(out + x * out_bpp + plane * sb, in + x * sb, sb);
+      } else {
+        std::memcpy(out, in, static_cast<size_t>(o.w) * out_bpp);
+      }
+      if (d.photometric == PHOTOMETRIC_MINISWHITE) {
+        // Only the gray sample inverts; an alpha sample keeps its meaning.
+        if (d.bits == 8) {
+          for (int64_t x = 0; x < o.w; ++x) out[x * out_bpp] = static_cast<uint8_t>(255 - out[x * out_bpp]);
+        } else {
+          auto* o16 = reinterpret_cast<uint16_t*>(out);
+          const int ch = dst.fmt.channels;
+          for (int64_t x = 0; x < o.w; ++x) o16[x * ch] = static_cast<uint16_t>(65535 - o16[x * ch]);
+        }
+      }
+    }
+  }
+
+  void decode_jpeg(int level, int64_t ci, const uint8_t* data, size_t n, const Rect& chunk,
+                   const ImageView& dst) const {
+    const Dir& d = levels[level];
+    thread_local JpegDecoder dec;
+    const Rect o = chunk.intersect(dst.rect);
+    if (o.empty()) return;
+    if (o.x == chunk.x && o.y == chunk.y) {
+      dec.decode(data, n, d.jpeg_tables, d.photometric, chunk.w, chunk.h, dst.sub(o), chunk_name(level, d, ci));
+      return;
+    }
+    Image tmp(dst.fmt, chunk);
+    dec.decode(data, n, d.jpeg_tables, d.photometric, chunk.w, chunk.h, tmp.view(), chunk_name(level, d, ci));
+    copy_overlap(tmp.view(), dst);
+  }
+
+  // Decodes chunk (cx, cy) of a level and writes what overlaps dst.
+  void read_chunk(int level, int64_t cx, int64_t cy, const ImageView& dst) {
+    const Dir& d = levels[level];
+    const int64_t ci = cy * d.across() + cx;
+    const Rect chunk = d.chunk_rect(cx, cy);
+    const uint64_t key = (static_cast<uint64_t>(level) << 48) | static_cast<uint64_t>(ci);
+    if (cache.enabled()) {
+      if (auto hit = cache.get(key)) {
+        copy_overlap(hit->view(), dst);
+        return;
+      }
+    }
+    const bool want_cache = cache.enabled() && !chunk.intersect(dst.rect).empty() &&
+                            !dst.rect.contains(chunk);
+    if (want_cache) {
+      auto img = std::make_shared<Image>(dst.fmt, chunk);
+      decode_chunk(level, cx, cy, img->view());
+      copy_overlap(img->view(), dst);
+      cache.put(key, std::move(img));
+      return;
+    }
+    decode_chunk(level, cx, cy, dst);
+  }
+
+  void decode_chunk(int level, int64_t cx, int64_t cy, const ImageView& dst) {
+    const Dir& d = levels[level];
+    const int64_t ci = cy * d.across() + cx;
+    const Rect chunk = d.chunk_rect(cx, cy);
+    if (d.counts[ci] == 0) {
+      // Sparse file: an absent tile reads as zeros (GDAL's convention).
+      const Rect o = chunk.intersect(dst.rect);
+      for (int64_t y = o.y; y < o.y1(); ++y) std::memset(dst.ptr_bytes(o.x, y), 0, static_cast<size_t>(o.w) * dst.fmt.bytes_per_pixel());
+      return;
+    }
+    if (d.own_jpeg) {
+      const auto raw = read_raw(level, ci);
+      decode_jpeg(level, ci, raw.data(), raw.size(), chunk, dst);
+      return;
+    }
+    const size_t plane_row = static_cast<size_t>(chunk.w) * d.plane_bytes_per_pixel();
+    if (!d.tiled && plane_row * static_cast<size_t>(chunk.h) > kBigStripBytes) {
+      read_scanlines(level, chunk.intersect(dst.rect), dst);
+      return;
+    }
+    const int64_t full_h = d.tiled ? d.chunk_h : chunk.h;
+    const int64_t full_w = d.tiled ? d.chunk_w : chunk.w;
+    const size_t size = static_cast<size_t>(full_w) * d.plane_bytes_per_pixel() * static_cast<size_t>(full_h);
+    thread_local std::vector<uint8_t> buf;
+    if (buf.size() < size) buf.resize(size);
+    Lease ls = lease(level);
+    for (int p = 0; p < d.planes(); ++p) {
+      const uint32_t index = static_cast<uint32_t>(ci + p * d.per_plane());
+      clear_tiff_error();
+      const tmsize_t got = d.tiled ? TIFFReadEncodedTile(ls.t(), index, buf.data(), static_cast<tmsize_t>(size))
+                                   : TIFFReadEncodedStrip(ls.t(), index, buf.data(), static_cast<tmsize_t>(size));
+      if (got < 0) throw InputError("cannot decode " + chunk_name(level, d, ci) + ": " + take_tiff_error());
+      // Tiles are stored full size; the packed row length is the tile's.
+      const Rect full(chunk.x, chunk.y, full_w, full_h);
+      convert_into(d, buf.data(), full, p, dst);
+    }
+  }
+
+  void read_scanlines(int level, const Rect& r, const ImageView& dst) {
+    const Dir& d = levels[level];
+    std::lock_guard<std::mutex> l(scan_mu);
+    Lease ls = lease(level);
+    const size_t row_bytes = static_cast<size_t>(d.width) * d.plane_bytes_per_pixel();
+    std::vector<uint8_t> row(row_bytes);
+    for (int p = 0; p < d.planes(); ++p)
+      for (int64_t y = r.y; y < r.y1(); ++y) {
+        clear_tiff_error();
+        if (TIFFReadScanline(ls.t(), row.data(), static_cast<uint32_t>(y), static_cast<uint16_t>(p)) < 0)
+          throw InputError("cannot decode row " + std::to_string(y) + " of level " + std::to_string(level) +
+                           " of " + path + ": " + take_tiff_error());
+        convert_into(d, row.data(), Rect(0, y, d.width, 1), p, dst);
+      }
+  }
+};
+
+bool TiffSource::looks_like_tiff(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  unsigned char m[4] = {0, 0, 0, 0};
+  const ssize_t n = ::read(fd, m, 4);
+  ::close(fd);
+  if (n != 4) return false;
+  const bool le = m[0] == 'I' && m[1] == 'I' && (m[2] == 42 || m[2] == 43) && m[3] == 0;
+  const bool be = m[0] == 'M' && m[1] == 'M' && m[2] == 0 && (m[3] == 42 || m[3] == 43);
+  return le || be;
+}
+
+TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  install_tiff_handlers();
+  auto& im = *impl_;
+  im.path = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError("cannot open " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw InputError(path + " is not a regular file");
+  if (!looks_like_tiff(path)) throw InputError(path + " is not a TIFF file");
+  im.file_size = static_cast<uint64_t>(st.st_size);
+  im.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (im.fd < 0) throw InputError("cannot open " + path + ": " + std::strerror(errno));
+
+  TIFF* t = im.open_handle();
+  std::vector<Dir> dirs;
+  std::vector<uint64_t> subifds;
+  const bool big = TIFFIsBigTIFF(t) != 0;
+  do {
+    dirs.push_back(read_dir(t, TIFFCurrentDirectory(t), 0));
+    if (dirs.size() == 1) {
+      uint16_t n = 0;
+      uint64_t* offs = nullptr;
+      if (TIFFGetField(t, TIFFTAG_SUBIFD, &n, &offs) && offs) subifds.assign(offs, offs + n);
+    }
+    if (dirs.size() > 4096) break;  // a loop libtiff failed to notice
+    if (TIFFLastDirectory(t)) break;
+    clear_tiff_error();
+    // A next directory that cannot be read means a cut or damaged file, not
+    // the end of the chain: better refused than silently shortened.
+    if (!TIFFReadDirectory(t)) {
+      TIFFClose(t);
+      throw InputError("truncated or damaged TIFF " + path + ": directory " + std::to_string(dirs.size()) +
+                       " cannot be read (" + take_tiff_error() + ")");
+    }
+  } while (true);
+  std::vector<Dir> sub_dirs;
+  for (uint64_t off : subifds)
+    if (TIFFSetSubDirectory(t, off)) sub_dirs.push_back(read_dir(t, 0, off));
+  im.pool.emplace_back(t, -1);
+
+  const Dir& d0 = dirs.front();
+  if (!d0.unsupported.empty()) throw UnsupportedFormat(path + ": " + d0.unsupported);
+  const char* vendor = openslide_detect_vendor(path.c_str());
+  const bool aperio = (vendor && std::string(vendor) == "aperio") ||
+                      d0.description.rfind("Aperio", 0) == 0;
+
+  // Levels: directory 0, then smaller directories of the same pixel format
+  // (SubIFDs first, OME style), tiled or flagged reduced-resolution.
+  im.levels.push_back(d0);
+  auto is_named_assoc = [&](const Dir& d) {
+    const std::string n = associated_name(d, false, false);
+    return n.rfind("image-", 0) != 0;
+  };
+  auto try_level = [&](const Dir& d) {
+    const Dir& prev = im.levels.back();
+    return d.unsupported.empty() && d.out_fmt == d0.out_fmt && d.width < prev.width &&
+           d.height <= prev.height && (d.tiled || (d.subfile_type & FILETYPE_REDUCEDIMAGE)) &&
+           !is_named_assoc(d);
+  };
+  for (const Dir& d : sub_dirs)
+    if (try_level(d)) im.levels.push_back(d);
+  bool first_assoc = true;
+  for (size_t i = 1; i < dirs.size(); ++i) {
+    const Dir& d = dirs[i];
+    if (sub_dirs.empty() && try_level(d)) {
+      im.levels.push_back(d);
+      continue;
+    }
+    if (d.unsupported.empty() || d.width > 0) {
+      im.assoc.push_back(d);
+      im.assoc_names.push_back(associated_name(d, aperio, first_assoc));
+      first_assoc = false;
+    }
+  }
+
+  // A truncated file shows as chunks that end past the end of the file:
+  // refuse it now, before any output is written.
+  for (size_t l = 0; l < im.levels.size(); ++l) {
+    const Dir& d = im.levels[l];
+    for (size_t i = 0; i < d.offsets.size(); ++i)
+      if (d.counts[i] > 0 && (d.offsets[i] > im.file_size || d.counts[i] > im.file_size - d.offsets[i]))
+        throw InputError("truncated TIFF " + path + ": " + (d.tiled ? "tile " : "strip ") + std::to_string(i) +
+                         " of level " + std::to_string(l) + " ends at byte " +
+                         std::to_string(d.offsets[i] + d.counts[i]) + ", past the end of the file (" +
+                         std::to_string(im.file_size) + " bytes)");
+  }
+
+  info_.path = path;
+  info_.format = big ? "BigTIFF" : "TIFF";
+  info_.vendor = vendor ? vendor : "";
+  info_.fmt = d0.out_fmt;
+  for (const Dir& d : im.levels) {
+    LevelInfo li;
+    li.width = d.width, li.height = d.height;
+    li.tile_w = d.chunk_w, li.tile_h = d.chunk_h;
+    li.downsample = static_cast<double>(d0.width) / static_cast<double>(d.width);
+    li.compression = compression_name(d.compression) + (d.tiled ? "" : ", strips");
+    if (d.compression == COMPRESSION_JPEG && d.photometric == PHOTOMETRIC_YCBCR)
+      li.compression += " YCbCr " + std::to_string(d.sub_h) + "x" + std::to_string(d.sub_v);
+    if (d.predictor == 2) li.compression += " +predictor";
+    info_.levels.push_back(li);
+  }
+  for (size_t i = 0; i < im.assoc.size(); ++i)
+    info_.associated.push_back({im.assoc_names[i], im.assoc[i].width, im.assoc[i].height});
+  info_.mpp_x = mpp_from(d0, d0.xres);
+  info_.mpp_y = mpp_from(d0, d0.yres);
+  if (info_.mpp_x == 0 && aperio) info_.mpp_x = info_.mpp_y = aperio_mpp(d0.description);
+  if (!d0.description.empty()) {
+    std::string first = d0.description.substr(0, d0.description.find_first_of("\r\n"));
+    if (first.size() > 200) first = first.substr(0, 200) + "...";
+    info_.properties.emplace_back("tiff.ImageDescription", first);
+  }
+  if (d0.xres > 0) {
+    info_.properties.emplace_back("tiff.XResolution", std::to_string(d0.xres));
+    info_.properties.emplace_back("tiff.ResolutionUnit", d0.res_unit == RESUNIT_CENTIMETER ? "centimeter"
+                                                         : d0.res_unit == RESUNIT_INCH      ? "inch"
+                                                                                            : "none");
+  }
+}
+
+TiffSource::~TiffSource() = default;
+
+void TiffSource::set_cache_bytes(size_t n) { impl_->cache.set_capacity(n); }
+
+void TiffSource::read_inside(int level, const ImageView& dst) const {
+  auto& im = *impl_;
+  const Dir& d = im.levels[level];
+  const int64_t cx0 = dst.rect.x / d.chunk_w, cx1 = (dst.rect.x1() - 1) / d.chunk_w;
+  const int64_t cy0 = dst.rect.y / d.chunk_h, cy1 = (dst.rect.y1() - 1) / d.chunk_h;
+  const int64_t nx = cx1 - cx0 + 1, n = nx * (cy1 - cy0 + 1);
+  if (n == 1) {
+    im.read_chunk(level, cx0, cy0, dst);
+    return;
+  }
+  tbb::parallel_for(int64_t{0}, n, [&](int64_t i) { im.read_chunk(level, cx0 + i % nx, cy0 + i / nx, dst); });
+}
+
+const RawTileFormat* TiffSource::raw_format(int level) const {
+  const Dir& d = impl_->levels.at(static_cast<size_t>(level));
+  return d.raw_ok ? &d.raw : nullptr;
+}
+
+std::vector<uint8_t> TiffSource::read_raw_tile(int level, int64_t tx, int64_t ty) const {
+  const Dir& d = impl_->levels.at(static_cast<size_t>(level));
+  TW_ASSERT(d.tiled && tx >= 0 && ty >= 0 && tx < d.across() && ty < d.down());
+  return impl_->read_raw(level, ty * d.across() + tx);
+}
+
+void TiffSource::decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                                 const ImageView& dst) const {
+  auto& im = *impl_;
+  const Dir& d = im.levels.at(static_cast<size_t>(level));
+  const int64_t ci = ty * d.across() + tx;
+  if (d.own_jpeg && !raw.empty()) {
+    im.decode_jpeg(level, ci, raw.data(), raw.size(), d.chunk_rect(tx, ty), dst);
+    return;
+  }
+  // Other codecs decode through libtiff, which re-reads the (cached) bytes.
+  im.read_chunk(level, tx, ty, dst);
+}
+
+Image TiffSource::read_associated(const std::string& name) const {
+  auto& im = *impl_;
+  for (size_t i = 0; i < im.assoc.size(); ++i) {
+    if (im.assoc_names[i] != name) continue;
+    const Dir& d = im.assoc[i];
+    if (d.width > 16384 || d.height > 16384 || d.width * d.height > (int64_t{1} << 26))
+      throw InputError("associated image '" + name + "' is too large to read whole (" +
+                       std::to_string(d.width) + "x" + std::to_string(d.height) + ")");
+    TIFF* t = im.open_handle();
+    std::unique_ptr<TIFF, void (*)(TIFF*)> guard(t, TIFFClose);
+    im.set_dir(t, d);
+    std::vector<uint32_t> rgba(static_cast<size_t>(d.width * d.height));
+    clear_tiff_error();
+    if (!TIFFReadRGBAImageOriented(t, static_cast<uint32_t>(d.width), static_cast<uint32_t>(d.height),
+                                   rgba.data(), ORIENTATION_TOPLEFT, 0))
+      throw InputError("cannot decode associated image '" + name + "' of " + im.path + ": " + take_tiff_error());
+    Image out(kRgb8, Rect(0, 0, d.width, d.height));
+    for (int64_t y = 0; y < d.height; ++y) {
+      uint8_t* o = out.row<uint8_t>(y);
+      for (int64_t x = 0; x < d.width; ++x) {
+        const uint32_t p = rgba[static_cast<size_t>(y * d.width + x)];
+        o[3 * x] = static_cast<uint8_t>(TIFFGetR(p));
+        o[3 * x + 1] = static_cast<uint8_t>(TIFFGetG(p));
+        o[3 * x + 2] = static_cast<uint8_t>(TIFFGetB(p));
+      }
+    }
+    return out;
+  }
+  return TileSource::read_associated(name);
+}
+
+}  // namespace tw

@@ -1,0 +1,120 @@
+#include <algorithm>
+#include <cstring>
+
+#include "engine/border.hpp"
+#include "engine/error.hpp"
+#include "kernels/pyramid_reduce/pyramid_reduce.hpp"
+
+namespace tw {
+namespace {
+
+// Accumulator width: for 8-bit samples every partial sum fits 16 bits
+// (16*255 vertically, 256*255 + 128 overall), so the loops run on twice as
+// many lanes; 16-bit samples need 32.
+template <class T>
+using Acc = std::conditional_t<sizeof(T) == 1, uint16_t, uint32_t>;
+
+template <class T, int C>
+void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64_t in_w, int64_t in_width,
+                  int64_t out_x0, int64_t out_w, uint8_t* out_b, std::vector<uint32_t>& scratch) {
+  using A = Acc<T>;
+  // v holds vertical sums for input columns c0 .. c0 + n - 1, where
+  // c0 = 2*out_x0 - 2 and n = 2*out_w + 3; plus a full-rate horizontal
+  // result h over the first 2*out_w columns.
+  const int64_t c0 = 2 * out_x0 - 2;
+  const int64_t n = 2 * out_w + 3;
+  const size_t need = static_cast<size_t>((n + 2 * out_w) * C) * sizeof(A);
+  if (scratch.size() * sizeof(uint32_t) < need) scratch.resize(need / sizeof(uint32_t) + 1);
+  A* v = reinterpret_cast<A*>(scratch.data());
+  A* h = v + n * C;
+
+  const T* r[5];
+  for (int i = 0; i < 5; ++i) r[i] = reinterpret_cast<const T*>(rows_b[i]);
+  // Vertical pass over the columns that exist, channel-agnostic.
+  const int64_t lo = std::max<int64_t>(c0, 0), hi = std::min<int64_t>(c0 + n, in_width);
+  TW_ASSERT(lo >= in_x0 && hi <= in_x0 + in_w);
+  {
+    const int64_t s0 = (lo - in_x0) * C, s1 = (hi - in_x0) * C;
+    A* dst = v + (lo - c0) * C;
+    const T *a = r[0] + s0, *b = r[1] + s0, *c = r[2] + s0, *d = r[3] + s0, *e = r[4] + s0;
+    const int64_t m = s1 - s0;
+    for (int64_t i = 0; i < m; ++i)
+      dst[i] = static_cast<A>(A(a[i]) + A(e[i]) + A(4 * (A(b[i]) + A(d[i]))) + A(6 * A(c[i])));
+  }
+  // Columns past either edge mirror ones inside (reflect101).
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t col = c0 + k;
+    if (col >= lo && col < hi) continue;
+    const int64_t src = border_index(col, in_width, BorderMode::kReflect101);
+    TW_ASSERT(src >= lo && src < hi);
+    std::memcpy(v + k * C, v + (src - c0) * C, sizeof(A) * C);
+  }
+  // Horizontal pass at full rate (unit stride, so it vectorises), then keep
+  // every other pixel.
+  const int64_t m = 2 * out_w * C;
+  for (int64_t i = 0; i < m; ++i)
+    h[i] = static_cast<A>(v[i] + v[i + 4 * C] + A(4 * (v[i + C] + v[i + 3 * C])) + A(6 * v[i + 2 * C]) + A(128));
+  T* out = reinterpret_cast<T*>(out_b);
+  for (int64_t x = 0; x < out_w; ++x)
+    for (int ch = 0; ch < C; ++ch) out[x * C + ch] = static_cast<T>(h[2 * x * C + ch] >> 8);
+}
+
+template <class T>
+void dispatch_channels(int channels, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w,
+                       int64_t in_width, int64_t out_x0, int64_t out_w, uint8_t* out,
+                       std::vector<uint32_t>& scratch) {
+  switch (channels) {
+    case 1: return reduce_row_t<T, 1>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case 2: return reduce_row_t<T, 2>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case 3: return reduce_row_t<T, 3>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case 4: return reduce_row_t<T, 4>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    default: throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(channels));
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> pyramid_level_sizes(int64_t w, int64_t h, int64_t min_size) {
+  TW_ASSERT(w > 0 && h > 0 && min_size > 0);
+  std::vector<std::pair<int64_t, int64_t>> sizes{{w, h}};
+  while (w > min_size || h > min_size) {
+    w = reduced_size(w), h = reduced_size(h);
+    sizes.emplace_back(w, h);
+  }
+  return sizes;
+}
+
+void reduce_source_rows(int64_t out_y, int64_t in_height, int64_t rows[5]) {
+  for (int i = 0; i < 5; ++i) rows[i] = border_index(2 * out_y - 2 + i, in_height, BorderMode::kReflect101);
+}
+
+void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w,
+                int64_t in_width, int64_t out_x0, int64_t out_w, uint8_t* out,
+                std::vector<uint32_t>& scratch) {
+  if (out_w <= 0) return;
+  switch (fmt.type) {
+    case SampleType::kU8:
+      return dispatch_channels<uint8_t>(fmt.channels, rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case SampleType::kU16:
+      return dispatch_channels<uint16_t>(fmt.channels, rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    default:
+      throw InputError(std::string("REDUCE supports 8- and 16-bit samples, not ") + sample_name(fmt.type));
+  }
+}
+
+Image reduce_image(const Image& src) {
+  const Rect r = src.rect();
+  TW_ASSERT(r.x == 0 && r.y == 0 && !r.empty());
+  Image out(src.fmt(), Rect(0, 0, reduced_size(r.w), reduced_size(r.h)));
+  std::vector<uint32_t> scratch;
+  for (int64_t y = 0; y < out.rect().h; ++y) {
+    int64_t ry[5];
+    reduce_source_rows(y, r.h, ry);
+    const uint8_t* rows[5];
+    for (int i = 0; i < 5; ++i) rows[i] = src.row_bytes(ry[i]);
+    reduce_row(src.fmt(), rows, 0, r.w, r.w, 0, out.rect().w, out.row_bytes(y), scratch);
+  }
+  return out;
+}
+
+}  // namespace tw

@@ -1,0 +1,116 @@
+// Our tile encoders, checked by decoding what they write with libtiff's own
+// decoders (an independent implementation of each codec).
+#include <gtest/gtest.h>
+#include <tiffio.h>
+
+#include "io/codec/tile_codec.hpp"
+#include "io/tiff/pyramid_writer.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+// Writes img as one tiled level with our encoder, reads it back with libtiff.
+Image round_trip(const Image& img, const EncodeSettings& s, const std::string& path, size_t* bytes = nullptr) {
+  std::vector<PyramidLevelSpec> levels{{img.rect().w, img.rect().h, tiff_format_for(s)}};
+  PyramidTiffWriter w(path, img.fmt(), levels, {});
+  auto enc = make_encoder(s);
+  std::vector<uint8_t> out;
+  Image tile(img.fmt(), Rect(0, 0, s.tile_w, s.tile_h));
+  size_t total = 0;
+  for (int64_t ty = 0; ty * s.tile_h < img.rect().h; ++ty)
+    for (int64_t tx = 0; tx * s.tile_w < img.rect().w; ++tx) {
+      tile.set_origin(tx * s.tile_w, ty * s.tile_h);
+      tile.fill_zero();
+      copy_overlap(img.view(), tile.view());
+      enc->encode(tile.view(), out);
+      total += out.size();
+      w.write_tile(0, tx, ty, out.data(), out.size());
+    }
+  w.finish();
+  if (bytes) *bytes = total;
+  return test::read_tiff_libtiff(path, 0);
+}
+
+EncodeSettings settings(Codec c, PixelFormat fmt, int tile = 64) {
+  EncodeSettings s;
+  s.codec = c;
+  s.fmt = fmt;
+  s.tile_w = s.tile_h = tile;
+  return s;
+}
+
+TEST(TileCodec, LosslessRoundTripThroughLibtiff) {
+  test::TempDir tmp;
+  for (Codec c : {Codec::kNone, Codec::kLzw, Codec::kDeflate, Codec::kZstd})
+    for (PixelFormat fmt : {kGray8, kRgb8, kGray16, PixelFormat{SampleType::kU16, 3}, PixelFormat{SampleType::kU8, 4}})
+      for (bool pred : {false, true}) {
+        EncodeSettings s = settings(c, fmt);
+        s.predictor = pred;
+        const Image img = test::pattern_image(fmt, 150, 97, 3);
+        const Image back = round_trip(img, s, tmp.file("rt.tif"));
+        EXPECT_EQ(test::diff_images(back.view(), img.view()), "")
+            << codec_name(c) << " " << fmt.str() << " predictor " << pred;
+        EXPECT_EQ(test::read_tiff_tags(tmp.file("rt.tif"), 0).predictor, (pred && c != Codec::kNone) ? 2 : 1);
+      }
+}
+
+// LZW's hard parts: table resets (incompressible data fills the 4096-entry
+// table many times), long runs, and code-width changes at the very end.
+TEST(TileCodec, LzwWorstCases) {
+  test::TempDir tmp;
+  EncodeSettings s = settings(Codec::kLzw, kGray8, 256);
+  s.predictor = false;
+  const Image noise = test::random_image(kGray8, 256, 256, 11);
+  EXPECT_EQ(test::diff_images(round_trip(noise, s, tmp.file("n.tif")).view(), noise.view()), "");
+  Image flat(kGray8, Rect(0, 0, 256, 256));
+  flat.fill_zero();
+  EXPECT_EQ(test::diff_images(round_trip(flat, s, tmp.file("f.tif")).view(), flat.view()), "");
+  for (int tile : {16, 32, 48, 80, 128, 176}) {
+    EncodeSettings t = settings(Codec::kLzw, kRgb8, tile);
+    const Image img = test::random_image(kRgb8, tile, tile, static_cast<uint64_t>(tile));
+    EXPECT_EQ(test::diff_images(round_trip(img, t, tmp.file("s.tif")).view(), img.view()), "") << tile;
+  }
+}
+
+TEST(TileCodec, JpegQualityTablesAndSubsampling) {
+  test::TempDir tmp;
+  const Image img = test::pattern_image(kRgb8, 320, 200, 4);
+  for (auto sub : {ChromaSubsampling::k420, ChromaSubsampling::k444}) {
+    EncodeSettings s = settings(Codec::kJpeg, kRgb8);
+    s.quality = 90;
+    s.subsampling = sub;
+    size_t bytes = 0;
+    const Image back = round_trip(img, s, tmp.file("j.tif"), &bytes);
+    EXPECT_GT(test::psnr(back.view(), img.view()), 32.0);
+    const auto tags = test::read_tiff_tags(tmp.file("j.tif"), 0);
+    EXPECT_EQ(tags.photometric, PHOTOMETRIC_YCBCR);
+    EXPECT_EQ(tags.sub_h, sub == ChromaSubsampling::k420 ? 2 : 1);
+    EXPECT_TRUE(tags.has_jpeg_tables);
+  }
+  // Tile streams carry no tables (they live once in JPEGTables).
+  EncodeSettings s = settings(Codec::kJpeg, kGray8);
+  auto enc = make_encoder(s);
+  Image tile = test::pattern_image(kGray8, 64, 64, 1);
+  std::vector<uint8_t> out;
+  enc->encode(tile.view(), out);
+  const std::string bytes(out.begin(), out.end());
+  EXPECT_EQ(bytes.find("\xff\xc4"), std::string::npos) << "DHT in a tile stream";
+  EXPECT_EQ(bytes.find("\xff\xdb"), std::string::npos) << "DQT in a tile stream";
+  const Image g = test::pattern_image(kGray8, 100, 70, 9);
+  EXPECT_GT(test::psnr(round_trip(g, s, tmp.file("g.tif")).view(), g.view()), 32.0);
+}
+
+TEST(TileCodec, BadInput) {
+  EXPECT_THROW(settings(Codec::kJpeg, kGray16).validate(), InputError);
+  EXPECT_THROW(settings(Codec::kJpeg, PixelFormat{SampleType::kU8, 4}).validate(), InputError);
+  EncodeSettings s = settings(Codec::kJpeg, kRgb8);
+  s.quality = 500;
+  EXPECT_THROW(s.validate(), InputError);
+  EXPECT_THROW(settings(Codec::kDeflate, kRgb8, 100).validate(), InputError);
+  EXPECT_THROW(settings(Codec::kDeflate, kRgb8, 0).validate(), InputError);
+  EXPECT_THROW(parse_codec("jpeg2000"), InputError);
+}
+
+}  // namespace
+}  // namespace tw

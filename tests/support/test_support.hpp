@@ -1,0 +1,104 @@
+#pragma once
+// Helpers shared by the tests: temporary folders, running the tilewave CLI
+// and the Python oracles (scipy, scikit-image, tifffile via /usr/bin/python3),
+// .npy exchange, image comparison, and TIFFs written by libtiff itself (an
+// independent writer for our reader, and an independent reader for ours).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/image.hpp"
+
+namespace tw::test {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return dir_; }
+  std::string file(const std::string& name) const { return dir_ + "/" + name; }
+  std::vector<std::string> list() const;  // names in the folder
+
+ private:
+  std::string dir_;
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+  size_t peak_rss_bytes = 0;  // of the child, from wait4's rusage
+  double seconds = 0;
+};
+
+struct RunOptions {
+  std::map<std::string, std::string> env;
+  std::string cwd;              // empty: the test's own
+  double terminate_after = 0;   // > 0: send SIGTERM after this many seconds
+};
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& opt = {});
+RunResult run_cli(const std::vector<std::string>& args, const RunOptions& opt = {});
+std::string cli_path();
+std::string source_dir();
+
+// The Debian Python with numpy/scipy/skimage/tifffile; tests that need a
+// module it lacks skip with this message.
+std::string python();
+bool python_has(const std::string& module);
+RunResult run_python(const std::string& script, const std::vector<std::string>& args);
+std::string oracle(const std::string& name);  // tests/oracles/<name>
+
+void save_npy(const std::string& path, const ImageView& img);
+Image load_npy(const std::string& path);
+
+// "" when equal within tolerance; else the first differing (x, y), both
+// values and the count of differing samples.
+std::string diff_images(const ImageView& a, const ImageView& b, int tolerance = 0);
+double psnr(const ImageView& a, const ImageView& b);
+
+Image random_image(PixelFormat fmt, int64_t w, int64_t h, uint64_t seed);
+// Smooth structured content (gradients + blobs + noise): realistic for codecs.
+Image pattern_image(PixelFormat fmt, int64_t w, int64_t h, uint64_t seed);
+
+struct TiffSpec {
+  bool tiled = true;
+  int tile_w = 256, tile_h = 256;
+  int rows_per_strip = 64;
+  uint16_t compression = 1;  // TIFF Compression tag value
+  int jpeg_quality = 90;
+  bool jpeg_ycbcr = true;     // RGB JPEG stored as YCbCr 4:2:0
+  uint16_t predictor = 1;
+  bool bigtiff = false;
+  bool planar_separate = false;
+  bool min_is_white = false;
+  float xres = 0;  // pixels per centimetre (0: no resolution tags)
+  std::string description;
+};
+
+// Writes img with libtiff's own codecs (TIFFWriteEncodedTile/Strip).
+void write_tiff(const std::string& path, const ImageView& img, const TiffSpec& spec);
+// Appends a further directory (e.g. a reduced level, or a label) to a file
+// written by write_tiff.
+void append_tiff_directory(const std::string& path, const ImageView& img, const TiffSpec& spec,
+                           uint32_t subfile_type);
+
+// Reads directory `dir` with libtiff's own decoders (TIFFReadEncodedTile,
+// JPEGCOLORMODE_RGB for YCbCr JPEG): an independent reader for our files.
+Image read_tiff_libtiff(const std::string& path, int dir);
+
+// Tag values of directory `dir`, for checking what a writer wrote.
+struct TiffDirTags {
+  uint32_t width = 0, height = 0, tile_w = 0, tile_h = 0, subfile_type = 0;
+  uint16_t compression = 0, photometric = 0, predictor = 1, spp = 0, bits = 0, sub_h = 0, sub_v = 0;
+  uint16_t res_unit = 0;
+  float xres = 0, yres = 0;
+  bool has_jpeg_tables = false;
+  std::string description;
+};
+TiffDirTags read_tiff_tags(const std::string& path, int dir);
+int count_tiff_directories(const std::string& path);
+
+}  // namespace tw::test

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what Tilewave needs on Debian 12 (bookworm): the build, the
+# libraries, and the independent references the tests compare against
+# (scipy, scikit-image, tifffile, OpenSlide, vips). Safe to re-run.
+set -euo pipefail
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends \
+  cmake g++ make ninja-build pkg-config ca-certificates \
+  libtiff-dev libtbb-dev libopenslide-dev libgtest-dev \
+  libjpeg62-turbo-dev zlib1g-dev libzstd-dev libdeflate-dev \
+  python3 python3-numpy python3-scipy python3-skimage python3-tifffile python3-openslide \
+  openslide-tools libvips-tools time \
+  >/dev/null
+echo "tilewave: dependencies installed"

@@ -1,0 +1,131 @@
+#include "tools/tilewave/args.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "engine/memory.hpp"
+
+namespace tw::cli {
+
+Args::Args(const std::string& command, int argc, char** argv, int first, std::vector<OptionSpec> specs)
+    : command_(command), specs_(std::move(specs)) {
+  auto find = [&](const std::string& n) -> const OptionSpec* {
+    for (const auto& s : specs_)
+      if (s.name == n) return &s;
+    return nullptr;
+  };
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      for (++i; i < argc; ++i) positional_.emplace_back(argv[i]);
+      break;
+    }
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
+      std::string name = a.substr(2), value;
+      bool inline_value = false;
+      const auto eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1), name = name.substr(0, eq), inline_value = true;
+      }
+      const OptionSpec* s = find(name);
+      if (!s) throw UsageError("unknown option --" + name + " for '" + command_ + "'");
+      if (s->value.empty()) {
+        if (inline_value) throw UsageError("option --" + name + " takes no value");
+        values_[name] = "1";
+        continue;
+      }
+      if (!inline_value) {
+        if (i + 1 >= argc) throw UsageError("option --" + name + " needs a value (" + s->value + ")");
+        value = argv[++i];
+      }
+      values_[name] = value;
+      continue;
+    }
+    positional_.push_back(a);
+  }
+}
+
+std::string Args::str(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+int64_t Args::integer(const std::string& name, int64_t fallback, int64_t lo, int64_t hi) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& v = it->second;
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != 0 || errno == ERANGE)
+    throw UsageError("--" + name + " '" + v + "' is not an integer");
+  if (n < lo || n > hi)
+    throw UsageError("--" + name + " " + v + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+  return n;
+}
+
+size_t Args::bytes(const std::string& name, size_t fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  try {
+    return parse_byte_size(it->second);
+  } catch (const InputError& e) {
+    throw UsageError("--" + name + ": " + e.what());
+  }
+}
+
+std::string Args::options_help() const {
+  std::string out;
+  for (const auto& s : specs_) {
+    std::string left = "  --" + s.name + (s.value.empty() ? "" : " " + s.value);
+    if (left.size() < 28) left.resize(28, ' ');
+    else left += "\n" + std::string(28, ' ');
+    out += left + s.help + "\n";
+  }
+  return out;
+}
+
+std::vector<OptionSpec> common_option_specs() {
+  return {
+      {"tile", "N", "tile size in pixels, a multiple of 16 (default 256)"},
+      {"memory", "SIZE", "memory budget for pixel data, e.g. 512M, 4G (default 1G)"},
+      {"threads", "N", "worker threads (default: all cores)"},
+      {"device", "DEV", "cpu or auto (auto = cpu until the CUDA backend lands)"},
+      {"report", "FILE", "write timings and counts as JSON to FILE"},
+      {"help", "", "show this help"},
+  };
+}
+
+CommonOptions parse_common(const Args& a) {
+  CommonOptions o;
+  o.tile = a.integer("tile", 256, 16, 16384);
+  if (o.tile % 16 != 0)
+    throw UsageError("--tile " + std::to_string(o.tile) + " is not a multiple of 16 (TIFF requires it)");
+  o.memory = a.bytes("memory", o.memory);
+  if (o.memory < (size_t{4} << 20)) throw UsageError("--memory " + a.str("memory") + " is below the minimum of 4M");
+  o.threads = static_cast<int>(a.integer("threads", 0, 1, 4096));
+  o.device = a.str("device", "cpu");
+  if (o.device == "auto") o.device = "cpu";
+  if (o.device != "cpu")
+    throw UsageError("--device '" + o.device + "' is not available: this build runs on the CPU (--device cpu)");
+  o.report = a.str("report");
+  return o;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
+    else if (c == '\n') o += "\\n";
+    else if (c == '\t') o += "\\t";
+    else if (c == '\r') o += "\\r";
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      o += buf;
+    } else o += static_cast<char>(c);
+  }
+  return o + "\"";
+}
+
+}  // namespace tw::cli

@@ -1,0 +1,59 @@
+#pragma once
+// Command-line parsing shared by every subcommand: positionals, options
+// (--name value, --name=value, --flag), and the options common to all
+// commands (--tile, --memory, --threads, --device, --report).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/error.hpp"
+
+namespace tw::cli {
+
+// A mistake in the command line itself: exit status 2.
+class UsageError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+struct OptionSpec {
+  std::string name;  // without the leading "--"
+  std::string value;  // placeholder ("N", "FILE"); empty for a flag
+  std::string help;
+};
+
+class Args {
+ public:
+  Args(const std::string& command, int argc, char** argv, int first, std::vector<OptionSpec> specs);
+
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::string str(const std::string& name, const std::string& fallback = "") const;
+  int64_t integer(const std::string& name, int64_t fallback, int64_t lo, int64_t hi) const;
+  size_t bytes(const std::string& name, size_t fallback) const;
+  const std::string& command() const { return command_; }
+  std::string options_help() const;
+
+ private:
+  std::string command_;
+  std::vector<OptionSpec> specs_;
+  std::vector<std::string> positional_;
+  std::map<std::string, std::string> values_;
+};
+
+struct CommonOptions {
+  int64_t tile = 256;
+  size_t memory = size_t{1} << 30;
+  int threads = 0;  // 0: all cores
+  std::string device = "cpu";
+  std::string report;  // --report FILE.json
+};
+
+std::vector<OptionSpec> common_option_specs();
+CommonOptions parse_common(const Args& a);
+
+// Minimal JSON output for --report and --json.
+std::string json_escape(const std::string& s);
+
+}  // namespace tw::cli

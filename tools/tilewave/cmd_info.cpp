@@ -1,0 +1,86 @@
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "io/open_source.hpp"
+#include "tools/tilewave/args.hpp"
+#include "tools/tilewave/commands.hpp"
+
+namespace tw::cli {
+namespace {
+
+void print_text(const SourceInfo& in) {
+  std::ostringstream o;
+  o << "file:       " << in.path << "\n";
+  o << "format:     " << in.format << (in.vendor.empty() ? "" : " (vendor: " + in.vendor + ")") << "\n";
+  o << "pixels:     " << in.fmt.str() << "\n";
+  char buf[256];
+  if (in.mpp_x > 0) {
+    std::snprintf(buf, sizeof buf, "%.4f x %.4f microns per pixel", in.mpp_x, in.mpp_y);
+    o << "resolution: " << buf << "\n";
+  } else {
+    o << "resolution: unknown\n";
+  }
+  o << "levels:     " << in.levels.size() << "\n";
+  for (size_t l = 0; l < in.levels.size(); ++l) {
+    const LevelInfo& li = in.levels[l];
+    std::string unit = "-";
+    if (li.tile_w > 0)
+      unit = (li.tile_w == li.width && li.tile_h < li.height ? "strips of " + std::to_string(li.tile_h) + " rows"
+                                                            : "tiles " + std::to_string(li.tile_w) + "x" + std::to_string(li.tile_h));
+    std::snprintf(buf, sizeof buf, "  level %zu: %lld x %lld  downsample %.4g  %s  %s", l,
+                  static_cast<long long>(li.width), static_cast<long long>(li.height), li.downsample, unit.c_str(),
+                  li.compression.c_str());
+    o << buf << "\n";
+  }
+  o << "associated: ";
+  if (in.associated.empty()) o << "none";
+  for (size_t i = 0; i < in.associated.size(); ++i)
+    o << (i ? ", " : "") << in.associated[i].name << " " << in.associated[i].width << "x" << in.associated[i].height;
+  o << "\n";
+  for (const auto& [k, v] : in.properties) o << k << ": " << v << "\n";
+  std::cout << o.str();
+}
+
+void print_json(const SourceInfo& in) {
+  std::ostringstream o;
+  o << "{\"file\": " << json_escape(in.path) << ", \"format\": " << json_escape(in.format)
+    << ", \"vendor\": " << json_escape(in.vendor) << ", \"sample\": " << json_escape(sample_name(in.fmt.type))
+    << ", \"channels\": " << in.fmt.channels << ", \"mpp_x\": " << in.mpp_x << ", \"mpp_y\": " << in.mpp_y
+    << ", \"levels\": [";
+  for (size_t l = 0; l < in.levels.size(); ++l) {
+    const LevelInfo& li = in.levels[l];
+    o << (l ? ", " : "") << "{\"width\": " << li.width << ", \"height\": " << li.height << ", \"tile_width\": " << li.tile_w
+      << ", \"tile_height\": " << li.tile_h << ", \"downsample\": " << li.downsample
+      << ", \"compression\": " << json_escape(li.compression) << "}";
+  }
+  o << "], \"associated\": [";
+  for (size_t i = 0; i < in.associated.size(); ++i)
+    o << (i ? ", " : "") << "{\"name\": " << json_escape(in.associated[i].name) << ", \"width\": " << in.associated[i].width
+      << ", \"height\": " << in.associated[i].height << "}";
+  o << "], \"properties\": {";
+  for (size_t i = 0; i < in.properties.size(); ++i)
+    o << (i ? ", " : "") << json_escape(in.properties[i].first) << ": " << json_escape(in.properties[i].second);
+  o << "}}\n";
+  std::cout << o.str();
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  Args a("info", argc, argv, 2,
+         {{"json", "", "print JSON instead of text"},
+          {"reader", "R", "auto, tiff or openslide (default auto)"},
+          {"help", "", "show this help"}});
+  if (a.has("help")) {
+    std::cout << "usage: tilewave info INPUT [--json] [--reader auto|tiff|openslide]\n\n" << a.options_help();
+    return 0;
+  }
+  if (a.positional().size() != 1) throw UsageError("info takes one INPUT (see tilewave info --help)");
+  const SourcePtr src = open_source(a.positional()[0], parse_reader(a.str("reader", "auto")));
+  if (a.has("json")) print_json(src->info());
+  else print_text(src->info());
+  return 0;
+}
+
+}  // namespace tw::cli

@@ -1,0 +1,10 @@
+#pragma once
+
+namespace tw::cli {
+
+// Each returns the process exit status; errors are thrown (main prints them).
+int cmd_info(int argc, char** argv);
+int cmd_pyramid(int argc, char** argv);
+int cmd_devices(int argc, char** argv);
+
+}  // namespace tw::cli

@@ -258,6 +258,20 @@ TEST(PyramidCli, InterruptedRunLeavesNothing) {
   EXPECT_TRUE(tmp.list().empty()) << "left: " << (tmp.list().empty() ? "" : tmp.list()[0]);
 }
 
+// Progress on stderr (forced here: stderr is not a terminal in tests).
+TEST(PyramidCli, ProgressWhenAsked) {
+  test::TempDir tmp;
+  test::RunOptions opt;
+  opt.env["TW_PROGRESS"] = "1";
+  const auto r = test::run_cli({"pyramid", "synthetic:2000x2000", tmp.file("p.tif")}, opt);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("pyramid: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("MP/s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(100.0%)"), std::string::npos) << r.err;
+  const auto quiet = test::run_cli({"pyramid", "synthetic:2000x2000", tmp.file("q.tif")});
+  EXPECT_EQ(quiet.err, "");
+}
+
 // The Quick start's main job: no arguments pyramids the built-in sample.
 TEST(PyramidCli, SampleWithoutArguments) {
   test::TempDir tmp;

@@ -41,7 +41,7 @@ case $input in
     src=$work/ihc-16384.tif
     if [ ! -f "$src" ]; then
       echo "making $src ..." >&2
-      /usr/bin/python3 - "$work/ihc-raw.tif" <<'PY'
+      "${PYTHON:-/usr/bin/python3}" - "$work/ihc-raw.tif" <<'PY'
 import sys, numpy as np, tifffile
 from skimage import data
 a = data.immunohistochemistry()               # 512 x 512 RGB
@@ -62,9 +62,16 @@ cat "$src" >/dev/null  # both tools start with the input in the page cache
 
 measure() {  # measure NAME CMD... -> prints "seconds cpu_seconds peak_rss_mib"
   local name=$1; shift
-  /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >/dev/null 2>"$work/$name.err" || {
-    echo "$name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
-  awk '{printf "%.2f %.2f %.0f\n", $1, $2 + $3, $4 / 1024}' "$work/time.txt"
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" >/dev/null 2>"$work/$name.err" || {
+      echo "$name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
+    awk '{printf "%.2f %.2f %.0f\n", $1, $2 + $3, $4 / 1024}' "$work/time.txt"
+  else  # no GNU time (e.g. a bare container): wall and CPU from bash, RSS unknown
+    local TIMEFORMAT="%R %U %S"
+    { time "$@" >/dev/null 2>"$work/$name.err"; } 2>"$work/time.txt" || {
+      echo "$name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
+    awk '{printf "%.2f %.2f ?\n", $1, $2 + $3}' "$work/time.txt"
+  fi
 }
 
 tw_times=() vips_times=()

@@ -165,9 +165,10 @@ int cmd_pyramid(int argc, char** argv) {
               passthrough ? ", level 0 tiles copied unchanged" : "");
   if (sample) {
     std::printf(
-        "the input was the built-in sample slide (%s); to look at the pyramid:\n"
-        "  openslide-show-properties %s   # levels as OpenSlide sees them\n"
-        "  vips dzsave %s sample-dz && xdg-open sample-dz.dzi   # or open %s in QuPath\n",
+        "the input was the built-in sample slide (%s). To look at the pyramid:\n"
+        "  openslide-show-properties %s            # its levels, as OpenSlide sees them\n"
+        "  vips thumbnail %s sample-thumb.jpg 1024  # a quick overview image\n"
+        "  or open %s in QuPath or any OpenSlide-based viewer\n",
         kSampleInput, output.c_str(), output.c_str(), output.c_str());
   }
   if (!common.report.empty()) write_report(common.report, st, input, output, sink.bytes_written());

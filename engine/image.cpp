@@ -22,7 +22,22 @@ size_t aligned_stride(PixelFormat fmt, int64_t w) {
   return (raw + 63) & ~size_t{63};
 }
 
+class MallocAllocator : public HostAllocator {
+ public:
+  void* allocate(size_t bytes) const override {
+    void* p = std::aligned_alloc(64, (bytes + 63) & ~size_t{63});
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void deallocate(void* p, size_t) const override { std::free(p); }
+};
+
 }  // namespace
+
+const HostAllocator& default_allocator() {
+  static const MallocAllocator a;
+  return a;
+}
 
 size_t image_bytes_live() { return g_live.load(); }
 size_t image_bytes_peak() { return g_peak.load(); }
@@ -40,18 +55,18 @@ void copy_overlap(const ImageView& src, const ImageView& dst) {
   for (int64_t y = o.y; y < o.y1(); ++y) std::memcpy(dst.ptr_bytes(o.x, y), src.ptr_bytes(o.x, y), n);
 }
 
-Image::Image(PixelFormat fmt, Rect rect) : fmt_(fmt), rect_(rect) {
+Image::Image(PixelFormat fmt, Rect rect, const HostAllocator* alloc)
+    : fmt_(fmt), rect_(rect), alloc_(alloc ? alloc : &default_allocator()) {
   TW_ASSERT(rect.w >= 0 && rect.h >= 0);
   stride_ = aligned_stride(fmt, rect.w);
   capacity_ = stride_ * static_cast<size_t>(rect.h);
   if (capacity_ == 0) capacity_ = 64;
-  data_ = static_cast<uint8_t*>(std::aligned_alloc(64, capacity_));
-  if (!data_) throw std::bad_alloc();
+  data_ = static_cast<uint8_t*>(alloc_->allocate(capacity_));
   track_alloc(capacity_);
 }
 
 Image::Image(Image&& o) noexcept
-    : fmt_(o.fmt_), rect_(o.rect_), stride_(o.stride_), capacity_(o.capacity_), data_(o.data_) {
+    : fmt_(o.fmt_), rect_(o.rect_), stride_(o.stride_), capacity_(o.capacity_), data_(o.data_), alloc_(o.alloc_) {
   o.data_ = nullptr;
   o.capacity_ = 0;
 }
@@ -59,7 +74,7 @@ Image::Image(Image&& o) noexcept
 Image& Image::operator=(Image&& o) noexcept {
   if (this != &o) {
     release();
-    fmt_ = o.fmt_, rect_ = o.rect_, stride_ = o.stride_, capacity_ = o.capacity_, data_ = o.data_;
+    fmt_ = o.fmt_, rect_ = o.rect_, stride_ = o.stride_, capacity_ = o.capacity_, data_ = o.data_, alloc_ = o.alloc_;
     o.data_ = nullptr;
     o.capacity_ = 0;
   }
@@ -70,7 +85,7 @@ Image::~Image() { release(); }
 
 void Image::release() {
   if (data_) {
-    std::free(data_);
+    alloc_->deallocate(data_, capacity_);
     g_live.fetch_sub(capacity_);
     data_ = nullptr;
     capacity_ = 0;

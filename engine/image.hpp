@@ -40,11 +40,22 @@ struct ImageView {
 // Copies the overlap of src and dst (global coordinates) from src into dst.
 void copy_overlap(const ImageView& src, const ImageView& dst);
 
+// Where an Image's bytes come from: plain memory by default, page-locked
+// (pinned) memory for buffers that feed asynchronous GPU copies.
+class HostAllocator {
+ public:
+  virtual ~HostAllocator() = default;
+  virtual void* allocate(size_t bytes) const = 0;  // 64-byte aligned; throws on failure
+  virtual void deallocate(void* p, size_t bytes) const = 0;
+};
+const HostAllocator& default_allocator();
+
 // An owning, 64-byte aligned buffer. Move-only.
 class Image {
  public:
   Image() = default;
-  Image(PixelFormat fmt, Rect rect);
+  // alloc must outlive the Image (allocators are long-lived singletons).
+  Image(PixelFormat fmt, Rect rect, const HostAllocator* alloc = nullptr);
   Image(Image&&) noexcept;
   Image& operator=(Image&&) noexcept;
   Image(const Image&) = delete;
@@ -84,6 +95,7 @@ class Image {
   size_t stride_ = 0;
   size_t capacity_ = 0;
   uint8_t* data_ = nullptr;
+  const HostAllocator* alloc_ = nullptr;
 };
 
 // Bytes currently held by Image buffers, and the most ever held at once:

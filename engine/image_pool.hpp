@@ -11,7 +11,8 @@ namespace tw {
 
 class ImagePool {
  public:
-  ImagePool();
+  // Buffers come from alloc (plain memory by default; pinned for GPU feeds).
+  explicit ImagePool(const HostAllocator* alloc = nullptr);
   // A buffer of fmt/rect, returned to the pool when the last reference goes.
   std::shared_ptr<Image> acquire(PixelFormat fmt, const Rect& rect);
   size_t idle_bytes() const;
@@ -21,6 +22,7 @@ class ImagePool {
   struct State {
     std::mutex mu;
     std::vector<Image> free;
+    const HostAllocator* alloc = nullptr;
   };
   std::shared_ptr<State> state_;
 };

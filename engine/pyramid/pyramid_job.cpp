@@ -13,9 +13,12 @@
 #include <mutex>
 #include <set>
 
+#include "engine/jpeg_tables.hpp"
 #include "engine/memory.hpp"
 #include "engine/progress.hpp"
+#include "engine/cuda/device.hpp"
 #include "engine/pyramid/cascade.hpp"
+#include "engine/pyramid/level_producer.hpp"
 #include "engine/raw_raster.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 
@@ -24,6 +27,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Sizes = std::vector<std::pair<int64_t, int64_t>>;
+
+// Up to this many CPU threads, --gpu-jpeg auto lets the GPU decode a share
+// of level 0: libjpeg-turbo decodes ~0.19 GP/s per core on 256-px tiles, the
+// H100's hardware decoder ~1.6 GP/s.
+constexpr int kGpuJpegMaxThreads = 8;
 
 struct BusyTimer {
   explicit BusyTimer(std::atomic<int64_t>& acc) : acc_(acc), t0_(Clock::now()) {}
@@ -75,15 +83,19 @@ size_t row_bytes(PixelFormat fmt, int64_t w) {
 
 struct Budget {
   size_t cascade = 0, per_token = 0, fixed = 0;
+  size_t device = 0;  // the CUDA cascade's device memory (0 on the CPU)
   int64_t tokens(size_t memory) const {
     if (memory <= cascade + fixed) return 0;
     return static_cast<int64_t>((memory - cascade - fixed) / per_token);
   }
 };
 
-Budget budget_for(const PassGeom& g, PixelFormat fmt, int64_t T, int threads, double ratio) {
+Budget budget_for(const PassGeom& g, PixelFormat fmt, int64_t T, int threads, double ratio, bool cuda) {
   Budget b;
-  b.cascade = PyramidCascade::state_bytes(fmt, g.levels, T);
+  // On the GPU the cascade lives in device memory; the host holds the bands
+  // coming back (counted per token).
+  b.cascade = cuda ? 0 : PyramidCascade::state_bytes(fmt, g.levels, T);
+  b.device = cuda ? cuda_producer_bytes(fmt, g.levels, T) : 0;
   const size_t band0 = row_bytes(fmt, g.levels[0].col1 - g.levels[0].col0) * static_cast<size_t>(T);
   // A token holds its level-0 band, the lower-level bands it completed (at
   // most one of each level: < band0 together), their compressed tiles, and
@@ -100,22 +112,32 @@ struct Plan {
   int64_t S = 0;    // stripe width at level 0
   int tokens = 1;
   size_t bytes = 0;
+  size_t device_bytes = 0;
 };
 
-Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, int threads, double ratio) {
+// Budgets: host memory, and device memory when gpu_memory > 0.
+Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, size_t gpu_memory, int threads,
+                 double ratio) {
+  const bool cuda = gpu_memory > 0;
   const int L = static_cast<int>(sizes.size());
   const int64_t W0 = sizes[0].first;
-  const int max_tokens = std::max(2, 2 * threads + 2);
+  // Enough bands in flight that every thread has tiles to decode and encode
+  // (a band of many tiles keeps many threads busy on its own), plus three
+  // for the serial stages; more only costs memory (pinned, for the GPU).
+  const int64_t tiles_per_band = std::max<int64_t>(1, ceil_div(W0, T));
+  const int max_tokens =
+      static_cast<int>(std::min<int64_t>(2 * threads + 2, ceil_div(2 * threads, tiles_per_band) + 3));
   auto fit = [&](int K, int64_t S, Plan& p) {
     // The widest stripe: an interior one when there are three or more.
     const int64_t X0 = W0 > 2 * S ? S : 0;
     const PassGeom g = stripe_geometry(sizes, K, X0, std::min(X0 + S, W0));
-    const Budget b = budget_for(g, fmt, T, threads, ratio);
+    const Budget b = budget_for(g, fmt, T, threads, ratio, cuda);
     const int64_t n = b.tokens(memory);
-    if (n < 1) return false;
+    if (n < 1 || (cuda && b.device > gpu_memory)) return false;
     p.K = K, p.S = S;
     p.tokens = static_cast<int>(std::min<int64_t>(n, max_tokens));
     p.bytes = b.cascade + b.fixed + b.per_token * static_cast<size_t>(p.tokens);
+    p.device_bytes = b.device;
     return true;
   };
   Plan p;
@@ -124,7 +146,11 @@ Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, 
   while ((T << (j + 1)) < W0) ++j;
   for (; j >= 1; --j)
     if (fit(std::min(j, L - 1), T << j, p)) return p;
-  const Budget b = budget_for(stripe_geometry(sizes, std::min(1, L - 1), 0, std::min(2 * T, W0)), fmt, T, threads, ratio);
+  const Budget b =
+      budget_for(stripe_geometry(sizes, std::min(1, L - 1), 0, std::min(2 * T, W0)), fmt, T, threads, ratio, cuda);
+  if (cuda && b.device > gpu_memory)
+    throw InputError("--gpu-memory " + format_bytes(gpu_memory) + " is too small for " + std::to_string(T) +
+                     "-pixel tiles: this pyramid needs at least " + format_bytes(b.device) + " of device memory");
   throw InputError("--memory " + format_bytes(memory) + " is too small for " + std::to_string(T) +
                    "-pixel tiles: this pyramid needs at least " + format_bytes(b.cascade + b.fixed + b.per_token) +
                    " (use a larger --memory or a smaller --tile)");
@@ -139,15 +165,22 @@ struct TileTask {
 
 struct Token {
   int64_t y = 0, h = 0;
-  std::shared_ptr<Image> pixels;
+  std::shared_ptr<Image> pixels;                 // null when the GPU decodes level 0
+  std::vector<std::vector<uint8_t>> jpeg;        // complete level-0 JPEG tiles for the GPU
+  std::shared_ptr<JpegTicket> ticket;            // their decoding, handed to the GPU
   std::vector<TileTask> tasks;
+  std::vector<FinishedBand> finished;                 // lower-level bands this band completed
   std::vector<std::shared_ptr<const Image>> capture;  // level-K bands for the next pass
 };
 
 struct Counters {
-  std::atomic<int64_t> read{0}, reduce{0}, encode{0}, write{0};
+  std::string jpeg_decoder;
+  int64_t gpu_bands = 0;  // level-0 bands decoded on the GPU
+  // Nanoseconds; host stages summed over threads.
+  std::atomic<int64_t> read{0}, decode{0}, reduce{0}, encode{0}, write{0};
   std::atomic<int64_t> encoded{0}, passed{0};
-  std::atomic<uint64_t> pixels{0};
+  std::atomic<uint64_t> pixels{0}, bytes_read{0};
+  DeviceTimes device;
 };
 
 struct PassArgs {
@@ -160,6 +193,9 @@ struct PassArgs {
   bool skip_level0;
   int level_offset;
   RawRasterFile* capture;
+  Backend backend;
+  PyramidJobOptions::GpuJpeg gpu_jpeg;
+  size_t gpu_room;  // device budget left beside the cascade
 };
 
 // Copies the tile's pixels (clipped to the level) into a tile-sized buffer,
@@ -184,12 +220,10 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   const CascadeLevel& c0 = g.levels[0];
   const PixelFormat fmt = a.src->info().fmt;
   const int64_t T = a.T;
-  ImagePool pool;
-  PyramidCascade cascade(fmt, g.levels, T, pool);
-  int64_t next_y = 0;
-
+  // Tokens in flight, freed here if the pipeline is cancelled: declared
+  // first, so they outlive the producer (whose decoder may read them).
   std::mutex live_mu;
-  std::set<std::unique_ptr<Token>> live;  // freed here if the pipeline is cancelled
+  std::set<std::unique_ptr<Token>> live;
   auto retire = [&](Token* t) {
     std::lock_guard<std::mutex> l(live_mu);
     for (auto it = live.begin(); it != live.end(); ++it)
@@ -198,18 +232,52 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         break;
       }
   };
+  // Level-0 bands and the bands coming back are pinned when the GPU reads or
+  // writes them: the pool's allocator follows the producer's.
+  std::unique_ptr<ImagePool> pool = std::make_unique<ImagePool>();
+  std::unique_ptr<LevelProducer> producer;
+  // Passed-through JPEG tiles can be decoded on the GPU, straight into the
+  // device band (a single stripe: no halo columns to decode on the host).
+  const RawTileFormat* raw0 = a.passthrough ? a.src->raw_format(0) : nullptr;
+  const bool one_stripe = c0.col0 == g.emit[0].x0 && c0.col1 == g.emit[0].x1;
+  const int threads = static_cast<int>(
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const bool want_gpu_jpeg = a.gpu_jpeg == PyramidJobOptions::GpuJpeg::kOn ||
+                             (a.gpu_jpeg == PyramidJobOptions::GpuJpeg::kAuto && threads <= kGpuJpegMaxThreads);
+  bool gpu_jpeg = a.backend.is_cuda() && want_gpu_jpeg && raw0 && one_stripe && raw0->tile_w == T &&
+                  raw0->tile_h == T && cuda_can_decode(*raw0) && cuda_jpeg_bytes(fmt, c0, T, T) <= a.gpu_room;
+  if (a.backend.is_cuda()) {
+    pool = std::make_unique<ImagePool>(gpu_host_allocator());
+    try {
+      producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool, gpu_jpeg ? T : 0);
+    } catch (const CudaError& e) {
+      if (!gpu_jpeg) throw;
+      // No usable nvJPEG after all: the CPU decodes, the GPU still reduces.
+      std::fprintf(stderr, "tilewave: warning: GPU JPEG decoding unavailable (%s); decoding on the CPU\n", e.what());
+      gpu_jpeg = false;
+      producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool);
+    }
+  } else {
+    producer = make_cpu_producer(fmt, g.levels, T, *pool);
+  }
+  if (a.passthrough && raw0 && raw0->codec == Codec::kJpeg && cnt.jpeg_decoder.empty())
+    cnt.jpeg_decoder = gpu_jpeg ? producer->jpeg_decoder() + " + libjpeg-turbo" : "libjpeg-turbo";
+  // The GPU's decoder takes a band when it has room for it (it keeps a short
+  // queue); otherwise the reading thread decodes it itself, so CPU threads
+  // and the JPEG engines share the work in proportion to their speed.
+  std::atomic<int64_t> gpu_decoded{0};
+  int64_t next_y = 0;
 
   auto tile_range = [&](int k) {
     return std::make_pair(g.emit[k].x0 / T, ceil_div(g.emit[k].x1, T));
   };
 
   auto read_band = [&](Token* t) {
-    BusyTimer timer(cnt.read);
-    t->pixels = pool.acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
-    const ImageView px = t->pixels->view();
-    cnt.pixels += static_cast<uint64_t>(px.rect.area());
+    cnt.pixels += static_cast<uint64_t>((c0.col1 - c0.col0) * t->h);
     if (!a.passthrough) {
-      a.src->read(0, px);
+      t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+      BusyTimer timer(cnt.decode);
+      a.src->read(0, t->pixels->view());
       return;
     }
     const auto [tx0, tx1] = tile_range(0);
@@ -218,11 +286,34 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     tbb::parallel_for(tx0, tx1, [&](int64_t tx) {
       TileTask& task = t->tasks[static_cast<size_t>(tx - tx0)];
       task.level = 0, task.tx = tx, task.ty = ty;
+      BusyTimer timer(cnt.read);
       task.bytes = a.src->read_raw_tile(0, tx, ty);
-      const Rect r = Rect(tx * T, t->y, T, t->h).intersect(px.rect);
-      a.src->decode_raw_tile(0, tx, ty, task.bytes, px.sub(r));
+      cnt.bytes_read += task.bytes.size();
+    });
+    if (gpu_jpeg) {
+      t->jpeg.resize(t->tasks.size());
+      std::vector<JpegTile> tiles(t->tasks.size());
+      for (size_t i = 0; i < t->tasks.size(); ++i) {
+        merge_jpeg_tables(raw0->jpeg_tables, t->tasks[i].bytes, t->jpeg[i]);
+        tiles[i] = {t->tasks[i].tx * T, t->jpeg[i].data(), t->jpeg[i].size()};
+      }
+      t->ticket = producer->submit_jpeg(t->y, t->h, tiles);
+      if (t->ticket) {
+        ++gpu_decoded;
+        return;
+      }
+      t->jpeg.clear();
+    }
+    t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+    const ImageView px = t->pixels->view();
+    tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
+      BusyTimer timer(cnt.decode);
+      const TileTask& task = t->tasks[i];
+      const Rect r = Rect(task.tx * T, t->y, T, t->h).intersect(px.rect);
+      a.src->decode_raw_tile(0, task.tx, ty, task.bytes, px.sub(r));
     });
     // Halo columns of neighbouring stripes are decoded but not passed on.
+    BusyTimer timer(cnt.decode);
     if (c0.col0 < g.emit[0].x0) a.src->read(0, px.sub(Rect(c0.col0, t->y, g.emit[0].x0 - c0.col0, t->h)));
     if (c0.col1 > g.emit[0].x1) a.src->read(0, px.sub(Rect(g.emit[0].x1, t->y, c0.col1 - g.emit[0].x1, t->h)));
   };
@@ -233,14 +324,20 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       const auto [tx0, tx1] = tile_range(0);
       for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T, t->pixels, {}});
     }
-    cascade.push(t->pixels, [&](int k, const std::shared_ptr<const Image>& band) {
-      const auto [tx0, tx1] = tile_range(k);
-      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({k, tx, band->rect().y / T, band, {}});
-      if (a.capture && k == g.K) t->capture.push_back(band);
-    });
+    if (t->ticket) producer->push_submitted(t->ticket, t->finished);
+    else producer->push(t->pixels, t->finished);
+    for (const FinishedBand& f : t->finished) {
+      if (!f.band) continue;
+      const auto [tx0, tx1] = tile_range(f.level);
+      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({f.level, tx, f.band->rect().y / T, f.band, {}});
+      if (a.capture && f.level == g.K) t->capture.push_back(f.band);
+    }
   };
 
   auto encode_band = [&](Token* t) {
+    // Bands computed on the GPU may still be on their way back.
+    for (FinishedBand& f : t->finished)
+      if (f.wait) f.wait();
     BusyTimer timer(cnt.encode);
     static tbb::enumerable_thread_specific<Image> pad;
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
@@ -304,6 +401,19 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
             return t;
           }) &
           tbb::make_filter<Token*, void>(tbb::filter_mode::serial_in_order, [&](Token* t) { write_band(t); }));
+  const DeviceTimes d = producer->device_times();
+  cnt.device.upload += d.upload, cnt.device.kernel += d.kernel, cnt.device.download += d.download;
+  cnt.device.decode += d.decode;
+  cnt.gpu_bands += gpu_decoded;
+  cnt.device.bytes_up += d.bytes_up, cnt.device.bytes_down += d.bytes_down;
+}
+
+size_t gpu_budget(const PyramidJobOptions& opt) {
+  if (!opt.backend.is_cuda()) return 0;
+  if (opt.gpu_memory > 0) return opt.gpu_memory;
+  const auto devs = cuda_devices();
+  TW_ASSERT(opt.backend.device < static_cast<int>(devs.size()));
+  return std::max<size_t>(devs[opt.backend.device].free_bytes / 2, size_t{64} << 20);
 }
 
 std::string scratch_near(const PyramidJobOptions& opt) {
@@ -324,7 +434,7 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
   const int L = static_cast<int>(sizes.size());
   const int threads = static_cast<int>(
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  const Plan plan = choose_plan(sizes, src.info().fmt, opt.tile, opt.memory, threads,
+  const Plan plan = choose_plan(sizes, src.info().fmt, opt.tile, opt.memory, gpu_budget(opt), threads,
                                 sink.compression_ratio_estimate());
   const int64_t W0 = sizes[0].first;
   const int64_t stripes = ceil_div(W0, plan.S);
@@ -332,6 +442,7 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
     stats.tokens = plan.tokens;
     stats.stripes = static_cast<int>(stripes);
     stats.planned_bytes = plan.bytes;
+    stats.planned_device_bytes = plan.device_bytes;
   }
   std::unique_ptr<RawRasterFile> next;
   if (plan.K < L - 1)
@@ -339,7 +450,8 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
                                            sizes[plan.K].second);
   for (int64_t s = 0; s < stripes; ++s) {
     PassArgs a{&src, &sink, stripe_geometry(sizes, plan.K, s * plan.S, std::min((s + 1) * plan.S, W0)),
-               opt.tile, plan.tokens, passthrough, skip_level0, level_offset, next.get()};
+               opt.tile,    plan.tokens,  passthrough, skip_level0, level_offset, next.get(),
+               opt.backend, opt.gpu_jpeg, gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0};
     run_pass(a, cnt, progress);
   }
   if (next) {
@@ -372,10 +484,21 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
   run_levels(src, sink, opt, sizes, 0, false, opt.passthrough, cnt, progress, stats, true);
   progress.finish();
   stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  stats.backend = opt.backend.str();
   stats.read_s = cnt.read * 1e-9;
+  stats.decode_s = cnt.decode * 1e-9;
   stats.reduce_s = cnt.reduce * 1e-9;
   stats.encode_s = cnt.encode * 1e-9;
   stats.write_s = cnt.write * 1e-9;
+  stats.upload_s = cnt.device.upload;
+  stats.kernel_s = cnt.device.kernel;
+  stats.download_s = cnt.device.download;
+  stats.bytes_read = cnt.bytes_read;
+  stats.bytes_uploaded = cnt.device.bytes_up;
+  stats.bytes_downloaded = cnt.device.bytes_down;
+  stats.decode_s += cnt.device.decode;
+  stats.jpeg_decoder = cnt.jpeg_decoder;
+  stats.gpu_decoded_bands = cnt.gpu_bands;
   stats.tiles_encoded = cnt.encoded;
   stats.tiles_passed_through = cnt.passed;
   stats.pixels_in = cnt.pixels;

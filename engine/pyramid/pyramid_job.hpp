@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/tile_source.hpp"
 
 namespace tw {
@@ -35,6 +36,16 @@ struct PyramidJobOptions {
   // Scratch files (for images too wide for the budget) go beside this path;
   // empty: $TMPDIR or /tmp.
   std::string scratch_near;
+  Backend backend;
+  // Device memory for the CUDA cascade; 0: half of the device's free memory.
+  size_t gpu_memory = 0;
+  // With CUDA and level-0 pass-through of JPEG tiles: decode some of them on
+  // the GPU (nvJPEG) where the build and the tiles allow it. kAuto does so
+  // only with few CPU threads: measured on an H100 host, 16 threads of
+  // libjpeg-turbo outrun the hardware decoder on 256-px tiles
+  // (docs/PERFORMANCE.md).
+  enum class GpuJpeg { kOff, kAuto, kOn };
+  GpuJpeg gpu_jpeg = GpuJpeg::kAuto;
 };
 
 struct PyramidStats {
@@ -45,9 +56,19 @@ struct PyramidStats {
   int stripes = 1;        // vertical stripes level 0 was cut into
   size_t planned_bytes = 0;  // working set the plan expects
   double seconds = 0;
-  // Seconds busy in each stage, summed over threads.
-  double read_s = 0, reduce_s = 0, encode_s = 0, write_s = 0;
+  std::string backend = "cpu";
+  // Seconds busy in each stage. Host stages: summed over threads (CPU
+  // seconds); device stages: summed device time from CUDA events.
+  // reduce = the reduce stage's wall time on the host (for the CPU backend,
+  // the cascade; for CUDA, issuing work to the device).
+  double read_s = 0, decode_s = 0, reduce_s = 0, encode_s = 0, write_s = 0;
+  double upload_s = 0, kernel_s = 0, download_s = 0;
   uint64_t pixels_in = 0;
+  uint64_t bytes_read = 0;  // compressed bytes read for pass-through
+  uint64_t bytes_uploaded = 0, bytes_downloaded = 0;
+  size_t planned_device_bytes = 0;
+  std::string jpeg_decoder;  // who decoded level-0 JPEG tiles: "libjpeg-turbo", "nvjpeg-hardware + libjpeg-turbo", ...
+  int64_t gpu_decoded_bands = 0;  // of the level-0 bands, how many the GPU decoded
 };
 
 // Level sizes of the pyramid run_pyramid would write.

@@ -4,10 +4,10 @@
 // reader lists only those), resolution tags scaled per level, associated
 // images as stripped directories named by ImageDescription.
 //
-// Tiles arrive already compressed, in any order, and are written raw
-// (TIFFWriteRawTile). libtiff writes one directory at a time, so level 0
-// streams straight into the file while the lower levels (a third of the
-// bytes) are spilled to a scratch file and copied in by finish().
+// Tiles arrive already compressed, in any order and from any level, and are
+// appended to the file as they come; finish() writes the directories. (Not
+// through libtiff's writer: it writes one directory at a time, which meant
+// spilling the lower levels and copying them back — see the .cpp.)
 #include <memory>
 #include <string>
 #include <vector>

@@ -142,7 +142,12 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   return r;
 }
 
-std::string cli_path() { return TW_CLI; }
+// TW_CLI in the environment points the tests at another build of the CLI
+// (e.g. a bundle unpacked on the GPU machine, where build paths differ).
+std::string cli_path() {
+  const char* env = std::getenv("TW_CLI");
+  return env && *env ? env : TW_CLI;
+}
 std::string source_dir() { return TW_SOURCE_DIR; }
 
 RunResult run_cli(const std::vector<std::string>& args, const RunOptions& opt) {

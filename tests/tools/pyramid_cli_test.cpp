@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "engine/cuda/device.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -229,10 +230,18 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
       {"output is input", {"pyramid", good, good}, "is the INPUT", 1},
       {"one argument", {"pyramid", good}, "OUTPUT", 2},
       {"unknown command", {"pyramd"}, "unknown command", 2},
-      {"cuda device", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda"}, "--device", 2},
+      {"unknown device", {"pyramid", "synthetic:100x100", "OUT", "--device", "tpu"}, "unknown device", 1},
+      {"device number", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda:x"}, "invalid device", 1},
+      {"gpu-memory tiny", {"pyramid", "synthetic:100x100", "OUT", "--gpu-memory", "10K"}, "--gpu-memory", 2},
   };
-  for (const auto& c : cases) {
-    const std::string out = tmp.file("out-" + std::to_string(&c - cases.data()) + ".tif");
+  // Without a GPU, asking for one is a clear error (with one, it would run).
+  std::vector<BadCase> all = cases;
+  if (cuda_devices().empty())
+    all.push_back({"cuda without a GPU", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda"}, "--device cuda", 1});
+  else
+    all.push_back({"cuda device 99", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda:99"}, "cuda:99", 1});
+  for (const auto& c : all) {
+    const std::string out = tmp.file("out-" + std::to_string(&c - all.data()) + ".tif");
     std::vector<std::string> args = c.args;
     for (auto& a : args)
       if (a == "OUT") a = out;

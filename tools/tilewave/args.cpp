@@ -90,7 +90,8 @@ std::vector<OptionSpec> common_option_specs() {
       {"tile", "N", "tile size in pixels, a multiple of 16 (default 256)"},
       {"memory", "SIZE", "memory budget for pixel data, e.g. 512M, 4G (default 1G)"},
       {"threads", "N", "worker threads (default: all cores)"},
-      {"device", "DEV", "cpu or auto (auto = cpu until the CUDA backend lands)"},
+      {"device", "DEV", "auto (default: CUDA when a GPU is present), cpu, cuda or cuda:N"},
+      {"gpu-memory", "SIZE", "device memory budget (default: half the GPU's free memory)"},
       {"report", "FILE", "write timings and counts as JSON to FILE"},
       {"help", "", "show this help"},
   };
@@ -104,10 +105,10 @@ CommonOptions parse_common(const Args& a) {
   o.memory = a.bytes("memory", o.memory);
   if (o.memory < (size_t{4} << 20)) throw UsageError("--memory " + a.str("memory") + " is below the minimum of 4M");
   o.threads = static_cast<int>(a.integer("threads", 0, 1, 4096));
-  o.device = a.str("device", "cpu");
-  if (o.device == "auto") o.device = "cpu";
-  if (o.device != "cpu")
-    throw UsageError("--device '" + o.device + "' is not available: this build runs on the CPU (--device cpu)");
+  o.backend = parse_backend(a.str("device", "auto"));
+  o.gpu_memory = a.bytes("gpu-memory", 0);
+  if (a.has("gpu-memory") && o.gpu_memory < (size_t{1} << 20))
+    throw UsageError("--gpu-memory " + a.str("gpu-memory") + " is below the minimum of 1M");
   o.report = a.str("report");
   return o;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/error.hpp"
 
 namespace tw::cli {
@@ -46,7 +47,8 @@ struct CommonOptions {
   int64_t tile = 256;
   size_t memory = size_t{1} << 30;
   int threads = 0;  // 0: all cores
-  std::string device = "cpu";
+  Backend backend;          // --device: auto (the default), cpu, cuda, cuda:N
+  size_t gpu_memory = 0;    // --gpu-memory; 0: half the device's free memory
   std::string report;  // --report FILE.json
 };
 

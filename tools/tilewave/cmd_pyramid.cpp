@@ -1,6 +1,7 @@
 #include <sys/stat.h>
 #include <tbb/global_control.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -32,6 +33,8 @@ std::vector<OptionSpec> pyramid_specs() {
       {"recompress", "", "re-encode level 0 even when the input's tiles could be copied unchanged"},
       {"no-associated", "", "leave out the input's associated images (label, macro, ...)"},
       {"reader", "R", "auto, tiff or openslide (default auto)"},
+      {"gpu-jpeg", "M", "auto, on or off: with --device cuda, decode passed-through JPEG tiles partly on the GPU "
+                        "(nvJPEG); auto does so when few CPU threads are available"},
   };
   for (auto& c : common_option_specs()) s.push_back(c);
   return s;
@@ -62,18 +65,32 @@ std::string base_name(const std::string& p) {
   return s == std::string::npos ? p : p.substr(s + 1);
 }
 
+// Seconds outside the streaming pass: opening (input, device), writing the
+// directories and associated images, and the whole command.
+struct Phases {
+  double open, finish, total;
+};
+
 void write_report(const std::string& path, const PyramidStats& st, const std::string& input, const std::string& output,
-                  uint64_t bytes) {
+                  uint64_t bytes, const Phases& ph) {
+  const size_t threads = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
   std::ostringstream o;
   o << "{\n  \"command\": \"pyramid\",\n  \"input\": " << json_escape(input) << ",\n  \"output\": " << json_escape(output)
-    << ",\n  \"seconds\": " << st.seconds << ",\n  \"levels\": [";
+    << ",\n  \"device\": " << json_escape(st.backend) << ",\n  \"jpeg_decoder\": " << json_escape(st.jpeg_decoder)
+    << ",\n  \"gpu_decoded_bands\": " << st.gpu_decoded_bands << ",\n  \"seconds\": " << st.seconds
+    << ",\n  \"open_seconds\": " << ph.open << ",\n  \"finish_seconds\": " << ph.finish
+    << ",\n  \"command_seconds\": " << ph.total << ",\n  \"levels\": [";
   for (size_t l = 0; l < st.level_sizes.size(); ++l)
     o << (l ? ", " : "") << "[" << st.level_sizes[l].first << ", " << st.level_sizes[l].second << "]";
   o << "],\n  \"tiles_encoded\": " << st.tiles_encoded << ",\n  \"tiles_passed_through\": " << st.tiles_passed_through
-    << ",\n  \"pixels_read\": " << st.pixels_in << ",\n  \"bytes_written\": " << bytes
-    << ",\n  \"busy_seconds\": {\"read_decode\": " << st.read_s << ", \"reduce\": " << st.reduce_s
-    << ", \"encode\": " << st.encode_s << ", \"write\": " << st.write_s << "},\n  \"tokens\": " << st.tokens
-    << ",\n  \"stripes\": " << st.stripes << ",\n  \"planned_bytes\": " << st.planned_bytes
+    << ",\n  \"pixels_read\": " << st.pixels_in << ",\n  \"bytes_read\": " << st.bytes_read
+    << ",\n  \"bytes_uploaded\": " << st.bytes_uploaded << ",\n  \"bytes_downloaded\": " << st.bytes_downloaded
+    << ",\n  \"bytes_written\": " << bytes
+    << ",\n  \"busy_seconds\": {\"read\": " << st.read_s << ", \"decode\": " << st.decode_s
+    << ", \"upload\": " << st.upload_s << ", \"kernel\": " << st.kernel_s << ", \"download\": " << st.download_s
+    << ", \"reduce_stage\": " << st.reduce_s << ", \"encode\": " << st.encode_s << ", \"write\": " << st.write_s
+    << "},\n  \"threads\": " << threads << ",\n  \"tokens\": " << st.tokens << ",\n  \"stripes\": " << st.stripes
+    << ",\n  \"planned_bytes\": " << st.planned_bytes << ",\n  \"planned_device_bytes\": " << st.planned_device_bytes
     << ",\n  \"peak_rss_bytes\": " << peak_rss_bytes() << "\n}\n";
   std::ofstream f(path);
   if (!f || !(f << o.str())) throw InputError("cannot write report " + path);
@@ -82,6 +99,10 @@ void write_report(const std::string& path, const PyramidStats& st, const std::st
 }  // namespace
 
 int cmd_pyramid(int argc, char** argv) {
+  const auto t_start = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   Args a("pyramid", argc, argv, 2, pyramid_specs());
   if (a.has("help")) {
     std::cout << "usage: tilewave pyramid [INPUT OUTPUT.tif] [OPTIONS]\n\n"
@@ -144,7 +165,16 @@ int cmd_pyramid(int argc, char** argv) {
   job.memory = common.memory;
   job.passthrough = passthrough;
   job.scratch_near = output;
+  job.backend = common.backend;
+  job.gpu_memory = common.gpu_memory;
+  const std::string gpu_jpeg = a.str("gpu-jpeg", "auto");
+  if (gpu_jpeg == "auto") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kAuto;
+  else if (gpu_jpeg == "on") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOn;
+  else if (gpu_jpeg == "off") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOff;
+  else throw UsageError("--gpu-jpeg must be auto, on or off, not '" + gpu_jpeg + "'");
+  const double open_s = since(t_start);
   const PyramidStats st = run_pyramid(*src, sink, job);
+  const auto t_finish = std::chrono::steady_clock::now();
 
   if (!a.has("no-associated")) {
     for (const auto& assoc : info.associated) {
@@ -157,6 +187,7 @@ int cmd_pyramid(int argc, char** argv) {
     }
   }
   sink.finish();
+  const double finish_s = since(t_finish);
 
   const double mp = static_cast<double>(sizes[0].first) * static_cast<double>(sizes[0].second) / 1e6;
   std::printf("wrote %s: %zu levels from %lld x %lld (%s), %s, %.2f s (%.0f MP/s)%s\n", output.c_str(), sizes.size(),
@@ -171,7 +202,8 @@ int cmd_pyramid(int argc, char** argv) {
         "  or open %s in QuPath or any OpenSlide-based viewer\n",
         kSampleInput, output.c_str(), output.c_str(), output.c_str());
   }
-  if (!common.report.empty()) write_report(common.report, st, input, output, sink.bytes_written());
+  if (!common.report.empty())
+    write_report(common.report, st, input, output, sink.bytes_written(), {open_s, finish_s, since(t_start)});
   return 0;
 }
 

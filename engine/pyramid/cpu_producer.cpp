@@ -1,0 +1,33 @@
+#include "engine/pyramid/level_producer.hpp"
+
+namespace tw {
+namespace {
+
+class CpuProducer : public LevelProducer {
+ public:
+  CpuProducer(PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool)
+      : cascade_(fmt, std::move(levels), band_rows, pool) {}
+  void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override {
+    cascade_.push(band0, [&](int k, const std::shared_ptr<const Image>& band) { out.push_back({k, band, nullptr}); });
+  }
+
+ private:
+  PyramidCascade cascade_;
+};
+
+}  // namespace
+
+std::shared_ptr<JpegTicket> LevelProducer::submit_jpeg(int64_t, int64_t, const std::vector<JpegTile>&) {
+  return nullptr;
+}
+
+void LevelProducer::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<FinishedBand>&) {
+  throw InternalError("push_submitted on a producer that does not decode JPEG");
+}
+
+std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels,
+                                                 int64_t band_rows, ImagePool& pool) {
+  return std::make_unique<CpuProducer>(fmt, std::move(levels), band_rows, pool);
+}
+
+}  // namespace tw

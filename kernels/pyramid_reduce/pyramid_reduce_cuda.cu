@@ -1,0 +1,285 @@
+// Two kernels, both with the CPU's integer rounding, (sum w p + 128) >> 8:
+//
+// * reduce_u8_fast, for 8-bit blocks whose input columns all lie inside the
+//   held rows (all but the edge columns of blocks): each thread streams one
+//   16-byte column chunk down 11 input rows with vector loads, keeping the
+//   vertical sums of 4 output rows in registers as packed 16-bit pairs (8-bit
+//   sums never exceed 16*255, so plain 32-bit adds never carry across the
+//   pair); the sums go to shared memory and the horizontal pass reads them
+//   there. Every input byte is read from DRAM about once.
+// * reduce_generic, for the edge blocks and 16-bit samples: stages the
+//   (2 kBx + 3) x (2 kBy + 3) input pixels it needs in shared memory, mirrored
+//   at the level's edges, one sample per thread.
+#include "engine/cuda/cuda_check.hpp"
+#include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
+
+#include <algorithm>
+
+namespace tw {
+namespace {
+
+constexpr int kBx = 64, kBy = 8;
+constexpr int kInW = 2 * kBx + 3, kInH = 2 * kBy + 3;
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ int64_t reflect101(int64_t i, int64_t n) {
+  if (i >= 0 && i < n) return i;
+  if (n == 1) return 0;
+  const int64_t period = 2 * (n - 1);
+  int64_t k = i % period;
+  if (k < 0) k += period;
+  return k < n ? k : period - k;
+}
+
+// Device pointer to input row sy (already mirrored), or null if not held.
+__device__ __forceinline__ const uint8_t* row_ptr(const ReduceLaunch& a, int64_t sy) {
+  if (sy >= a.chunk.y0 && sy < a.chunk.y0 + a.chunk.n) return a.chunk.data + size_t(sy - a.chunk.y0) * a.chunk.pitch;
+  if (sy >= a.carry.y0 && sy < a.carry.y0 + a.carry.n) return a.carry.data + size_t(sy - a.carry.y0) * a.carry.pitch;
+  return nullptr;
+}
+
+// Output pixels per block row for the fast kernel: the input span
+// (2 Bx + 3) C bytes must fit 64 16-byte words.
+template <int C>
+__host__ __device__ constexpr int fast_bx() {
+  return C == 1 ? 480 : C == 2 ? 224 : C == 3 ? 160 : 112;
+}
+// Output rows per block and per thread (each thread keeps the vertical sums
+// of kGroupRows rows in registers); overridable to tune (tools/bench).
+#ifndef TW_REDUCE_BY
+#define TW_REDUCE_BY 16
+#endif
+#ifndef TW_REDUCE_GROUP_ROWS
+#define TW_REDUCE_GROUP_ROWS 4
+#endif
+constexpr int kFastBy = TW_REDUCE_BY, kGroupRows = TW_REDUCE_GROUP_ROWS, kGroups = kFastBy / kGroupRows;
+constexpr int kWords = 64;  // 16-byte words per input row span
+static_assert(kWords * kGroups == kThreads, "one thread per (word, group of output rows)");
+constexpr size_t kFastSmem = size_t{kFastBy} * kWords * 8 * sizeof(uint32_t);
+
+// v[e] = the e-th 16-bit value starting `kOdd` halves into `pairs`.
+template <int kSpan, int kPairs, int kOdd>
+__device__ __forceinline__ void unpack_pairs(const uint32_t* pairs, uint32_t (&v)[kSpan]) {
+#pragma unroll
+  for (int k = 0; k < kPairs; ++k) {
+    const uint32_t w = pairs[k];
+    const int e = 2 * k - kOdd;  // span index of this pair's low half
+    if (e >= 0 && e < kSpan) v[e] = w & 0xffffu;
+    if (e + 1 >= 0 && e + 1 < kSpan) v[e + 1] = w >> 16;
+  }
+}
+
+// Four blocks per SM (registers capped at 64, no spills): 0.30 ms instead of
+// 0.37 ms for a 16384x8192 RGB level on an H100 (tools/bench/reduce_bench.cu).
+#ifndef TW_REDUCE_MIN_BLOCKS
+#define TW_REDUCE_MIN_BLOCKS 4
+#endif
+template <int C>
+__global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast(ReduceLaunch a) {
+  constexpr int kBxF = fast_bx<C>();
+  // Vertical sums as 16-bit values, one row of kWords*16 per output row
+  // (dynamic: taller blocks need more than the 48 KB of static memory).
+  extern __shared__ uint4 s_dyn[];
+  auto s_v = reinterpret_cast<uint32_t(*)[kWords * 8]>(s_dyn);
+
+  const int64_t ox0 = a.x_begin + int64_t(blockIdx.x) * kBxF;
+  const int64_t oy0 = a.y_begin + int64_t(blockIdx.y) * kFastBy;
+  const int64_t b0 = (2 * ox0 - 2 - a.in_x0) * C;  // first input byte needed, in held-row coordinates
+  const int64_t a0 = b0 & ~int64_t{15};
+  const int shift = int(b0 - a0);
+  const int words = int((b0 + int64_t(2 * kBxF + 3) * C - a0 + 15) / 16);
+
+  const int w = threadIdx.x % kWords, g = threadIdx.x / kWords;
+  if (w < words) {
+    uint32_t acc[kGroupRows][8];
+#pragma unroll
+    for (int j = 0; j < kGroupRows; ++j)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[j][i] = 0;
+    const int64_t iy0 = 2 * (oy0 + g * kGroupRows) - 2;
+    const uint8_t* first = row_ptr(a, a.chunk.y0);
+#pragma unroll
+    for (int k = 0; k < 2 * kGroupRows + 3; ++k) {
+      const uint8_t* row = row_ptr(a, reflect101(iy0 + k, a.in_height));
+      // Rows past the end serve only outputs that are never stored.
+      if (!row) row = first;
+      // Streaming loads: each byte is used by this block only, so keep it out of L1.
+      const uint4 q = __ldcs(reinterpret_cast<const uint4*>(row + a0 + 16 * w));
+      const uint32_t words4[4] = {q.x, q.y, q.z, q.w};
+      uint32_t p[8];  // byte pairs (2i, 2i+1) widened to packed 16-bit lanes
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        p[2 * i] = __byte_perm(words4[i], 0, 0x4140);
+        p[2 * i + 1] = __byte_perm(words4[i], 0, 0x4342);
+      }
+#pragma unroll
+      for (int j = 0; j < kGroupRows; ++j) {
+        const int t = k - 2 * j;  // tap of this input row for output row j
+        if (t < 0 || t > 4) continue;
+        const uint32_t wt = (t == 2) ? 6u : (t == 1 || t == 3) ? 4u : 1u;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc[j][i] += wt * p[i];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kGroupRows; ++j) {
+      uint4* dst = reinterpret_cast<uint4*>(&s_v[g * kGroupRows + j][8 * w]);
+      dst[0] = make_uint4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+      dst[1] = make_uint4(acc[j][4], acc[j][5], acc[j][6], acc[j][7]);
+    }
+  }
+  __syncthreads();
+
+  // Four whole output pixels per thread: their 11 C vertical sums are one
+  // contiguous span, read as 32-bit pairs (half the shared-memory loads of
+  // reading each tap), and their 4 C bytes go out as C aligned 32-bit
+  // stores (the launcher aligns blocks to 4 output pixels).
+  constexpr int kQuads = kBxF / 4;
+  constexpr int kSpan = 11 * C;            // u16 sums needed by 4 pixels
+  constexpr int kPairs = (kSpan + 2) / 2;  // u32 pairs covering them from an even start
+  static_assert(kBxF % 4 == 0, "blocks are whole pixel quads");
+  for (int i = threadIdx.x; i < kFastBy * kQuads; i += kThreads) {
+    const int j = i / kQuads, xq = (i - j * kQuads) * 4;
+    const int64_t oy = oy0 + j;
+    if (oy >= a.y_end) break;
+    const int first = shift + 2 * xq * C;  // u16 index of the first sum
+    const uint32_t* pairs = s_v[j] + (first >> 1);
+    uint32_t v[kSpan];
+    // Registers must be indexed by constants, so each parity has its own
+    // unrolled copy.
+    if (first & 1) unpack_pairs<kSpan, kPairs, 1>(pairs, v);
+    else unpack_pairs<kSpan, kPairs, 0>(pairs, v);
+    uint32_t out[C] = {};
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int k = 2 * p * C + c;
+        const uint32_t sum = v[k] + v[k + 4 * C] + 4u * (v[k + C] + v[k + 3 * C]) + 6u * v[k + 2 * C] + 128u;
+        const int byte = p * C + c;
+        out[byte / 4] |= (sum >> 8) << (8 * (byte % 4));
+      }
+    uint32_t* dst = reinterpret_cast<uint32_t*>(a.out + size_t(oy - a.out_y0) * a.out_pitch +
+                                                size_t(ox0 - a.out_x0 + xq) * C);
+#pragma unroll
+    for (int c = 0; c < C; ++c) dst[c] = out[c];
+  }
+}
+
+template <class T, int C>
+__global__ void __launch_bounds__(kThreads) reduce_generic(ReduceLaunch a) {
+  using Acc = unsigned int;
+  __shared__ T s_in[kInH][kInW * C];
+  __shared__ Acc s_v[kBy][kInW * C];
+
+  const int64_t ox0 = a.x_begin + int64_t(blockIdx.x) * kBx;
+  const int64_t oy0 = a.y_begin + int64_t(blockIdx.y) * kBy;
+  const int64_t ix0 = 2 * ox0 - 2, iy0 = 2 * oy0 - 2;
+
+  // Stage the input window. Rows come from carry or chunk; columns mirror.
+  for (int i = threadIdx.x; i < kInH * kInW * C; i += kThreads) {
+    const int r = i / (kInW * C), rc = i - r * (kInW * C);
+    const int col = rc / C, ch = rc - col * C;
+    const int64_t sy = reflect101(iy0 + r, a.in_height);
+    const int64_t sx = reflect101(ix0 + col, a.in_width);
+    // Rows or columns past what this block outputs may be absent: keep them
+    // zero (their sums are never used).
+    const bool in_carry = sy >= a.carry.y0 && sy < a.carry.y0 + a.carry.n;
+    const bool in_chunk = sy >= a.chunk.y0 && sy < a.chunk.y0 + a.chunk.n;
+    T v = 0;
+    if ((in_carry || in_chunk) && sx >= a.in_x0) {
+      const DeviceRows& rows = in_chunk ? a.chunk : a.carry;
+      const T* p = reinterpret_cast<const T*>(rows.data + size_t(sy - rows.y0) * rows.pitch);
+      v = p[(sx - a.in_x0) * C + ch];
+    }
+    s_in[r][rc] = v;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kBy * kInW * C; i += kThreads) {
+    const int j = i / (kInW * C), c = i - j * (kInW * C);
+    s_v[j][c] = Acc(s_in[2 * j][c]) + Acc(s_in[2 * j + 4][c]) + 4u * (Acc(s_in[2 * j + 1][c]) + Acc(s_in[2 * j + 3][c])) +
+                6u * Acc(s_in[2 * j + 2][c]);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kBy * kBx * C; i += kThreads) {
+    const int j = i / (kBx * C), xc = i - j * (kBx * C);
+    const int x = xc / C, ch = xc - x * C;
+    const int64_t oy = oy0 + j, ox = ox0 + x;
+    if (oy >= a.y_end || ox >= a.x_end) continue;
+    const Acc* v = &s_v[j][2 * x * C + ch];
+    const Acc s = v[0] + v[4 * C] + 4u * (v[C] + v[3 * C]) + 6u * v[2 * C] + 128u;
+    T* out = reinterpret_cast<T*>(a.out + size_t(oy - a.out_y0) * a.out_pitch);
+    out[(ox - a.out_x0) * C + ch] = T(s >> 8);
+  }
+}
+
+template <class T>
+void launch_generic(const ReduceLaunch& a, cudaStream_t s) {
+  if (a.y_end <= a.y_begin || a.x_end <= a.x_begin) return;
+  const dim3 grid(unsigned((a.x_end - a.x_begin + kBx - 1) / kBx), unsigned((a.y_end - a.y_begin + kBy - 1) / kBy));
+  switch (a.fmt.channels) {
+    case 1: reduce_generic<T, 1><<<grid, kThreads, 0, s>>>(a); break;
+    case 2: reduce_generic<T, 2><<<grid, kThreads, 0, s>>>(a); break;
+    case 3: reduce_generic<T, 3><<<grid, kThreads, 0, s>>>(a); break;
+    case 4: reduce_generic<T, 4><<<grid, kThreads, 0, s>>>(a); break;
+    default: throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(a.fmt.channels));
+  }
+  TW_CUDA_CHECK_LAUNCH();
+}
+
+// The fast kernel takes whole blocks whose input span lies inside the held
+// columns and the level; the generic kernel takes the columns either side.
+template <int C>
+void launch_u8(const ReduceLaunch& a, cudaStream_t s) {
+  constexpr int64_t bx = fast_bx<C>();
+  // Input columns that can be read: held, and inside the level.
+  const int64_t lo = std::max<int64_t>(0, a.in_x0), end = std::min(a.in_width, a.in_x0 + a.in_w);
+  // Output x needs inputs 2x-2 .. 2x+2; blocks start 4-pixel aligned in the
+  // output buffer so their 32-bit stores are aligned.
+  int64_t f0 = std::max(a.x_begin, (lo + 3) / 2);
+  f0 = a.out_x0 + (f0 - a.out_x0 + 3) / 4 * 4;
+  const int64_t last = (end - 3) / 2;  // last x whose inputs all lie inside
+  int64_t nb = last >= f0 ? (last - f0 + 1) / bx : 0;
+  nb = std::min(nb, std::max<int64_t>(0, (a.x_end - f0) / bx));
+  const bool aligned = a.out_pitch % 4 == 0 && reinterpret_cast<uintptr_t>(a.out) % 4 == 0;
+  if (nb <= 0 || end - 3 < 0 || !aligned) {
+    launch_generic<uint8_t>(a, s);
+    return;
+  }
+  const int64_t f1 = f0 + nb * bx;
+  ReduceLaunch m = a;
+  m.x_begin = f0, m.x_end = f1;
+  const dim3 grid(unsigned(nb), unsigned((a.y_end - a.y_begin + kFastBy - 1) / kFastBy));
+  static const bool smem_ok = [] {
+    return cudaFuncSetAttribute(reduce_u8_fast<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kFastSmem)) ==
+           cudaSuccess;
+  }();
+  if (!smem_ok) TW_CUDA_CHECK(cudaGetLastError());
+  reduce_u8_fast<C><<<grid, kThreads, kFastSmem, s>>>(m);
+  TW_CUDA_CHECK_LAUNCH();
+  ReduceLaunch l = a, r = a;
+  l.x_end = f0;
+  r.x_begin = f1;
+  launch_generic<uint8_t>(l, s);
+  launch_generic<uint8_t>(r, s);
+}
+
+}  // namespace
+
+void reduce_rows_cuda(const ReduceLaunch& a, cudaStream_t stream) {
+  if (a.y_end <= a.y_begin || a.x_end <= a.x_begin) return;
+  if (a.fmt.type == SampleType::kU8) {
+    switch (a.fmt.channels) {
+      case 1: return launch_u8<1>(a, stream);
+      case 2: return launch_u8<2>(a, stream);
+      case 3: return launch_u8<3>(a, stream);
+      case 4: return launch_u8<4>(a, stream);
+      default: break;
+    }
+  }
+  if (a.fmt.type == SampleType::kU16) return launch_generic<uint16_t>(a, stream);
+  if (a.fmt.type == SampleType::kU8) return launch_generic<uint8_t>(a, stream);
+  throw InputError(std::string("REDUCE supports 8- and 16-bit samples, not ") + sample_name(a.fmt.type));
+}
+
+}  // namespace tw

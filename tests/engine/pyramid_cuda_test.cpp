@@ -1,0 +1,162 @@
+// CpuVsCuda: the CUDA backend's pyramid equals the CPU backend's byte for
+// byte: in memory (raw tiles, every pixel format, odd sizes, tile sizes,
+// stripes under a small device budget) and through the CLI (every
+// compression: identical pixels encode to identical tiles). Skipped, and
+// reported as skipped, where there is no CUDA device.
+#include <gtest/gtest.h>
+#include <tiffio.h>
+
+#include <fstream>
+
+#include "engine/cuda/device.hpp"
+#include "engine/memory_source.hpp"
+#include "engine/pyramid/pyramid_job.hpp"
+#include "io/synthetic/synthetic_source.hpp"
+#include "tests/support/memory_sink.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+#define TW_REQUIRE_GPU()                                                \
+  do {                                                                  \
+    if (cuda_devices().empty()) {                                       \
+      GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason(); \
+    }                                                                   \
+  } while (0)
+
+Backend cuda0() {
+  Backend b;
+  b.kind = Backend::Kind::kCuda;
+  return b;
+}
+
+// Runs the job on both backends and compares every tile.
+void compare_backends(const TileSource& src, int64_t tile, int64_t min_size, size_t gpu_memory, size_t memory,
+                      const std::string& what, int expect_stripes = 0) {
+  const PixelFormat fmt = src.info().fmt;
+  test::MemorySink cpu_sink(fmt, tile), gpu_sink(fmt, tile);
+  PyramidJobOptions opt;
+  opt.tile = tile;
+  opt.min_size = min_size;
+  opt.memory = memory;
+  run_pyramid(src, cpu_sink, opt);
+  opt.backend = cuda0();
+  opt.gpu_memory = gpu_memory;
+  const PyramidStats st = run_pyramid(src, gpu_sink, opt);
+  if (expect_stripes) EXPECT_GE(st.stripes, expect_stripes) << what;
+  EXPECT_GT(st.kernel_s, 0) << what;
+  ASSERT_EQ(cpu_sink.tile_count(), gpu_sink.tile_count()) << what;
+  int reported = 0;
+  for (const auto& [key, bytes] : cpu_sink.tiles()) {
+    auto it = gpu_sink.tiles().find(key);
+    ASSERT_NE(it, gpu_sink.tiles().end()) << what;
+    if (it->second != bytes && reported++ < 3) {
+      const auto [level, tx, ty] = key;
+      size_t i = 0;
+      while (i < bytes.size() && bytes[i] == it->second[i]) ++i;
+      const size_t px = i / fmt.bytes_per_pixel();
+      ADD_FAILURE() << what << ": level " << level << " tile (" << tx << ", " << ty << ") differs first at pixel ("
+                    << px % tile << ", " << px / tile << "): cpu " << int(bytes[i]) << " gpu " << int(it->second[i]);
+    }
+  }
+}
+
+Image pattern(PixelFormat fmt, int64_t w, int64_t h) { return test::pattern_image(fmt, w, h, uint64_t(w * 7 + h)); }
+
+TEST(CpuVsCuda, EveryFormatAndOddSizes) {
+  TW_REQUIRE_GPU();
+  for (PixelFormat fmt : {kGray8, kRgb8, PixelFormat{SampleType::kU8, 2}, PixelFormat{SampleType::kU8, 4}, kGray16,
+                          PixelFormat{SampleType::kU16, 3}}) {
+    for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {1, 300}, {300, 1}, {257, 129}, {1000, 613}}) {
+      MemorySource src(pattern(fmt, w, h));
+      compare_backends(src, 64, 1, 0, size_t{256} << 20, fmt.str() + " " + std::to_string(w) + "x" + std::to_string(h));
+    }
+  }
+}
+
+TEST(CpuVsCuda, TileSizesOnTissue) {
+  TW_REQUIRE_GPU();
+  SyntheticSpec spec;
+  spec.width = 3001, spec.height = 2049;
+  SyntheticSource src(spec);
+  for (int64_t tile : {16, 64, 256, 512}) compare_backends(src, tile, 8, 0, size_t{512} << 20, "tile " + std::to_string(tile));
+}
+
+// An image far larger than the device budget: bands stream through a few
+// megabytes of device memory, and when one band of full-width rows does not
+// fit, the image is cut into stripes.
+TEST(CpuVsCuda, LargerThanDeviceBudget) {
+  TW_REQUIRE_GPU();
+  SyntheticSpec spec;
+  spec.width = 6000, spec.height = 5000;  // 90 MB of RGB
+  SyntheticSource src(spec);
+  compare_backends(src, 256, 64, size_t{24} << 20, size_t{512} << 20, "24M device budget");
+  compare_backends(src, 256, 64, size_t{6} << 20, size_t{512} << 20, "6M device budget (stripes)", 2);
+}
+
+// Whole files through the CLI, every compression: the GPU's pixels are the
+// CPU's, so the encoders produce identical tiles.
+TEST(CpuVsCuda, CliIdenticalFilesAllCompressions) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  for (const char* comp : {"jpeg", "deflate", "zstd", "lzw", "none"}) {
+    const std::string a = tmp.file(std::string("cpu-") + comp + ".tif"), b = tmp.file(std::string("gpu-") + comp + ".tif");
+    for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
+      const auto r = test::run_cli({"pyramid", "synthetic:2500x1700", out, "--compression", comp, "--device", dev,
+                                    "--report", out + ".json"});
+      ASSERT_EQ(r.exit_code, 0) << comp << " " << dev << ": " << r.err;
+    }
+    const int dirs = test::count_tiff_directories(a);
+    ASSERT_EQ(dirs, test::count_tiff_directories(b));
+    for (int d = 0; d < dirs - 2; ++d) {
+      TIFF* ta = TIFFOpen(a.c_str(), "r");
+      TIFF* tb = TIFFOpen(b.c_str(), "r");
+      TIFFSetDirectory(ta, static_cast<tdir_t>(d));
+      TIFFSetDirectory(tb, static_cast<tdir_t>(d));
+      const uint32_t n = TIFFNumberOfTiles(ta);
+      ASSERT_EQ(n, TIFFNumberOfTiles(tb));
+      std::vector<uint8_t> ba(static_cast<size_t>(TIFFTileSize(ta)) * 2 + 1024), bb(ba.size());
+      for (uint32_t i = 0; i < n; ++i) {
+        const tmsize_t la = TIFFReadRawTile(ta, i, ba.data(), static_cast<tmsize_t>(ba.size()));
+        const tmsize_t lb = TIFFReadRawTile(tb, i, bb.data(), static_cast<tmsize_t>(bb.size()));
+        ASSERT_TRUE(la == lb && std::equal(ba.begin(), ba.begin() + la, bb.begin()))
+            << comp << ": directory " << d << " tile " << i << " differs";
+      }
+      TIFFClose(ta);
+      TIFFClose(tb);
+    }
+    std::ifstream rep(b + ".json");
+    const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
+    EXPECT_NE(json.find("\"device\": \"cuda:0\""), std::string::npos) << json;
+  }
+}
+
+// JPEG tiles passed through and decoded by nvJPEG on the GPU: level 0 is the
+// input's bytes, the levels below match the CPU-decoded pyramid closely (the
+// decoders' IDCT and chroma upsampling differ slightly, so not exactly).
+TEST(CpuVsCuda, GpuJpegDecode) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  const std::string in = tmp.file("in.tif");
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:2600x1900", in, "--min-size", "100000", "--device", "cpu"}).exit_code, 0);
+  for (const char* dev : {"cpu", "cuda"}) {
+    const std::string out = tmp.file(std::string(dev) + ".tif");
+    const auto r = test::run_cli({"pyramid", in, out, "--device", dev, "--gpu-jpeg", "on", "--report", out + ".json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::ifstream rep(tmp.file("cuda.tif.json"));
+  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
+  if (json.find("\"jpeg_decoder\": \"nvjpeg") == std::string::npos) GTEST_SKIP() << "this build has no nvJPEG: " << json;
+  for (int l = 1; l < test::count_tiff_directories(tmp.file("cpu.tif")) - 2; ++l) {
+    const Image a = test::read_tiff_libtiff(tmp.file("cpu.tif"), l), b = test::read_tiff_libtiff(tmp.file("cuda.tif"), l);
+    EXPECT_GT(test::psnr(a.view(), b.view()), 40.0) << "level " << l;
+  }
+  // Level 0 is the input's tiles either way.
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("cpu.tif"), 0).view(),
+                              test::read_tiff_libtiff(tmp.file("cuda.tif"), 0).view()),
+            "");
+}
+
+}  // namespace
+}  // namespace tw

@@ -1,0 +1,175 @@
+#include "engine/scratch_store.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tw {
+
+struct ScratchStore::Entry {
+  Image img;
+  int pins = 0;
+  bool dirty = false;
+  std::list<int64_t>::iterator lru_pos;
+  bool in_lru = false;
+};
+
+ScratchStore::ScratchStore(PixelFormat fmt, int64_t width, int64_t height, int64_t tile, size_t cache_bytes,
+                           const std::string& near_path, std::string name)
+    : grid_{width, height, tile, tile}, fmt_(fmt), cache_bytes_(cache_bytes), path_(near_path, ".store") {
+  TW_ASSERT(width > 0 && height > 0 && tile > 0);
+  info_.path = std::move(name);
+  info_.format = "scratch";
+  info_.fmt = fmt;
+  LevelInfo li;
+  li.width = width, li.height = height, li.tile_w = tile, li.tile_h = tile;
+  li.compression = "none";
+  info_.levels.push_back(li);
+  on_disk_.assign(static_cast<size_t>(grid_.count()), 0);
+  fd_ = ::open(path_.path().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd_ < 0) throw InputError("cannot create scratch file " + path_.path() + ": " + std::strerror(errno));
+}
+
+ScratchStore::~ScratchStore() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+size_t ScratchStore::tile_bytes() const {
+  return static_cast<size_t>(grid_.tile_w * grid_.tile_h) * fmt_.bytes_per_pixel();
+}
+
+ScratchStore::Stats ScratchStore::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+void ScratchStore::write_slot(int64_t index, const Image& img) {
+  const size_t row = static_cast<size_t>(grid_.tile_w) * fmt_.bytes_per_pixel();
+  const uint64_t base = static_cast<uint64_t>(index) * tile_bytes();
+  for (int64_t y = 0; y < grid_.tile_h; ++y) {
+    const uint8_t* p = img.row_bytes(img.rect().y + y);
+    size_t done = 0;
+    while (done < row) {
+      const ssize_t w = ::pwrite(fd_, p + done, row - done, static_cast<off_t>(base + y * row + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) throw InputError("cannot write scratch file " + path_.path() + ": " + std::strerror(errno));
+      done += static_cast<size_t>(w);
+    }
+  }
+}
+
+void ScratchStore::read_slot(int64_t index, Image& img) const {
+  const size_t row = static_cast<size_t>(grid_.tile_w) * fmt_.bytes_per_pixel();
+  const uint64_t base = static_cast<uint64_t>(index) * tile_bytes();
+  for (int64_t y = 0; y < grid_.tile_h; ++y) {
+    uint8_t* p = img.row_bytes(img.rect().y + y);
+    size_t done = 0;
+    while (done < row) {
+      const ssize_t r = ::pread(fd_, p + done, row - done, static_cast<off_t>(base + y * row + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) throw InputError("cannot read scratch file " + path_.path());
+      done += static_cast<size_t>(r);
+    }
+  }
+}
+
+// Evicts unpinned tiles, least recently used first, until the budget holds.
+// Pinned tiles may push the total over the budget: a working set larger than
+// the budget is the caller's to avoid (it plans tiles in flight from it).
+void ScratchStore::evict_locked() {
+  while (held_ > cache_bytes_ && !lru_.empty()) {
+    const int64_t victim = lru_.front();
+    lru_.pop_front();
+    auto it = entries_.find(victim);
+    Entry& e = *it->second;
+    if (e.dirty) {
+      write_slot(victim, e.img);
+      on_disk_[static_cast<size_t>(victim)] = 1;
+      ++stats_.spills;
+    }
+    held_ -= e.img.capacity_bytes();
+    entries_.erase(it);
+  }
+}
+
+ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty) {
+  TW_ASSERT(tx >= 0 && ty >= 0 && tx < grid_.cols() && ty < grid_.rows());
+  const int64_t index = ty * grid_.cols() + tx;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = entries_.find(index);
+  Entry* e;
+  if (it != entries_.end()) {
+    e = it->second.get();
+    if (e->in_lru) lru_.erase(e->lru_pos), e->in_lru = false;
+  } else {
+    auto fresh = std::make_unique<Entry>();
+    fresh->img = Image(fmt_, grid_.tile_full_rect(tx, ty));
+    if (on_disk_[static_cast<size_t>(index)]) {
+      read_slot(index, fresh->img);
+      ++stats_.loads;
+    } else {
+      fresh->img.fill_zero();
+    }
+    held_ += fresh->img.capacity_bytes();
+    stats_.peak_bytes = std::max(stats_.peak_bytes, held_);
+    e = fresh.get();
+    entries_.emplace(index, std::move(fresh));
+  }
+  ++e->pins;
+  Pin p;
+  p.store_ = this;
+  p.index_ = index;
+  p.entry_ = e;
+  evict_locked();
+  return p;
+}
+
+void ScratchStore::release(int64_t index) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = entries_.find(index);
+  TW_ASSERT(it != entries_.end());
+  Entry& e = *it->second;
+  if (--e.pins == 0) {
+    lru_.push_back(index);
+    e.lru_pos = std::prev(lru_.end());
+    e.in_lru = true;
+    evict_locked();
+  }
+}
+
+ScratchStore::Pin::Pin(Pin&& o) noexcept : store_(o.store_), index_(o.index_), entry_(o.entry_) { o.store_ = nullptr; }
+
+ScratchStore::Pin& ScratchStore::Pin::operator=(Pin&& o) noexcept {
+  if (this != &o) {
+    if (store_) store_->release(index_);
+    store_ = o.store_, index_ = o.index_, entry_ = o.entry_;
+    o.store_ = nullptr;
+  }
+  return *this;
+}
+
+ScratchStore::Pin::~Pin() {
+  if (store_) store_->release(index_);
+}
+
+Image& ScratchStore::Pin::image() const { return static_cast<Entry*>(entry_)->img; }
+
+void ScratchStore::Pin::mark_dirty() {
+  std::lock_guard<std::mutex> l(store_->mu_);
+  static_cast<Entry*>(entry_)->dirty = true;
+}
+
+void ScratchStore::read_inside(int, const ImageView& dst) const {
+  auto* self = const_cast<ScratchStore*>(this);
+  const int64_t tx0 = dst.rect.x / grid_.tile_w, tx1 = (dst.rect.x1() - 1) / grid_.tile_w;
+  const int64_t ty0 = dst.rect.y / grid_.tile_h, ty1 = (dst.rect.y1() - 1) / grid_.tile_h;
+  for (int64_t ty = ty0; ty <= ty1; ++ty)
+    for (int64_t tx = tx0; tx <= tx1; ++tx) {
+      Pin p = self->acquire(tx, ty);
+      copy_overlap(p.image().view(), dst);
+    }
+}
+
+}  // namespace tw

@@ -1,0 +1,79 @@
+#pragma once
+// An out-of-core raster of fixed-size tiles: the working image of wavefront
+// ops. Tiles live in an LRU cache under a byte budget; a tile evicted while
+// modified is written to a scratch file (one slot per tile) and read back on
+// its next use. Readable as a TileSource (one level), so results go straight
+// to the pyramid writer.
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "engine/output_file.hpp"
+#include "engine/tile_source.hpp"
+
+namespace tw {
+
+class ScratchStore : public TileSource {
+ public:
+  // Files are created beside near_path. cache_bytes: budget for tiles held in memory.
+  ScratchStore(PixelFormat fmt, int64_t width, int64_t height, int64_t tile, size_t cache_bytes,
+               const std::string& near_path, std::string name = "scratch");
+  ~ScratchStore() override;
+
+  const TileGrid& grid() const { return grid_; }
+  size_t tile_bytes() const;
+
+  // A tile held in memory for use; unpinned (and evictable) on destruction.
+  // Its image is the full tile rect (tile_full_rect), whatever the edge.
+  class Pin {
+   public:
+    Pin() = default;
+    Pin(Pin&& o) noexcept;
+    Pin& operator=(Pin&& o) noexcept;
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+    ~Pin();
+    Image& image() const;
+    void mark_dirty();  // the tile changed: keep it (in memory or on disk)
+
+   private:
+    friend class ScratchStore;
+    ScratchStore* store_ = nullptr;
+    int64_t index_ = -1;
+    void* entry_ = nullptr;
+  };
+  // Thread-safe. A tile never written reads as zeros.
+  Pin acquire(int64_t tx, int64_t ty);
+
+  struct Stats {
+    uint64_t loads = 0, spills = 0;  // tiles read back from / written to disk
+    size_t peak_bytes = 0;           // most tile memory held at once
+  };
+  Stats stats() const;
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override;
+
+ private:
+  struct Entry;
+  void release(int64_t index);
+  void evict_locked();  // called with mu_ held
+  void write_slot(int64_t index, const Image& img);
+  void read_slot(int64_t index, Image& img) const;
+
+  TileGrid grid_;
+  PixelFormat fmt_;
+  size_t cache_bytes_;
+  TempPath path_;
+  int fd_ = -1;
+  mutable std::mutex mu_;
+  std::unordered_map<int64_t, std::unique_ptr<Entry>> entries_;
+  std::list<int64_t> lru_;  // unpinned entries, least recently used first
+  std::vector<uint8_t> on_disk_;
+  size_t held_ = 0;
+  Stats stats_;
+};
+
+}  // namespace tw

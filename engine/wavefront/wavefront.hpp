@@ -1,0 +1,43 @@
+#pragma once
+// The Irregular Wavefront Propagation Pattern at tile level (ARCHITECTURE.md,
+// "Wavefront propagation"), out of core: the working raster J lives in a
+// ScratchStore. A global queue holds tiles whose inputs changed; a processed
+// tile propagates to stability against a one-pixel halo taken from its
+// neighbours' last published borders, publishes its own borders, and
+// re-queues each neighbour whose incoming border changed. A tile whose halo
+// changes while it is being processed runs again. The run ends when the
+// queue is empty and no tile is in flight. Tiles run in parallel (oneTBB).
+#include <cstdint>
+#include <memory>
+
+#include "engine/scratch_store.hpp"
+
+namespace tw {
+
+// The op's rule for one tile. Implementations are stateless or thread-safe:
+// propagate() runs on many tiles at once.
+class TilePropagator {
+ public:
+  virtual ~TilePropagator() = default;
+  // j: the tile's working values with a one-pixel halo (rect = core grown by
+  // one; halo pixels outside the image hold neutral values); i: the mask over
+  // the core. Updates core pixels of j until no rule applies, treating the
+  // halo as fixed. Returns whether any core pixel changed.
+  virtual bool propagate(const ImageView& j, const ImageView& i, const Rect& core) const = 0;
+  // A value that propagates nothing (outside the image).
+  virtual void neutral(uint8_t* pixel) const = 0;
+};
+
+struct WavefrontOptions {
+  int connectivity = 8;  // 4 or 8
+};
+
+struct WavefrontStats {
+  int64_t tiles = 0;
+  int64_t tile_visits = 0;
+  double seconds = 0;
+};
+
+WavefrontStats run_wavefront(ScratchStore& j, ScratchStore& i, const TilePropagator& rule, const WavefrontOptions& opt);
+
+}  // namespace tw

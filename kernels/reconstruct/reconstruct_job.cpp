@@ -1,0 +1,85 @@
+#include "kernels/reconstruct/reconstruct_job.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <limits>
+#include <mutex>
+
+namespace tw {
+namespace {
+
+// Copies marker/mask tile (tx, ty) into the stores, enforcing marker <= mask
+// (dilation) or >= (erosion). Returns an error message, or "".
+template <class T>
+std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchStore& j, ScratchStore& i,
+                      int64_t tx, int64_t ty, const ReconstructJob& job) {
+  const Rect r = j.grid().tile_rect(tx, ty);
+  ScratchStore::Pin jp = j.acquire(tx, ty), ip = i.acquire(tx, ty);
+  marker.read(0, jp.image().view().sub(r));
+  mask.read(0, ip.image().view().sub(r));
+  const bool dil = job.params.method == ReconstructMethod::kDilation;
+  for (int64_t y = r.y; y < r.y1(); ++y) {
+    T* a = jp.image().row<T>(y) + (r.x - jp.image().rect().x);
+    const T* b = ip.image().row<T>(y) + (r.x - ip.image().rect().x);
+    for (int64_t x = 0; x < r.w; ++x) {
+      const bool bad = dil ? a[x] > b[x] : a[x] < b[x];
+      if (!bad) continue;
+      if (!job.clip)
+        return "the marker is " + std::string(dil ? "above" : "below") + " the mask at (" + std::to_string(r.x + x) +
+               ", " + std::to_string(y) + "): " + std::to_string(a[x]) + " vs " + std::to_string(b[x]) +
+               "; reconstruction by " + (dil ? "dilation needs marker <= mask" : "erosion needs marker >= mask") +
+               " (as scikit-image requires); --clip clips the marker to the mask";
+      a[x] = b[x];
+    }
+  }
+  jp.mark_dirty();
+  ip.mark_dirty();
+  return "";
+}
+
+}  // namespace
+
+ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job) {
+  job.params.validate();
+  const PixelFormat fmt = mask.info().fmt;
+  if (marker.info().fmt != fmt)
+    throw InputError("the marker (" + marker.info().fmt.str() + ") and the mask (" + fmt.str() +
+                     ") must have the same pixel type");
+  auto rule = make_reconstruct_rule(fmt, job.params);
+  const LevelInfo& l0 = mask.level(0);
+  const LevelInfo& m0 = marker.level(0);
+  if (m0.width != l0.width || m0.height != l0.height)
+    throw InputError("the marker is " + std::to_string(m0.width) + "x" + std::to_string(m0.height) +
+                     " but the mask is " + std::to_string(l0.width) + "x" + std::to_string(l0.height));
+  if (job.tile < 16 || job.tile > 16384) throw InputError("--tile must be between 16 and 16384");
+  // The budget: half for the working values, the rest for the mask (both
+  // spill to scratch files beyond it).
+  const size_t tile_bytes = static_cast<size_t>(job.tile * job.tile) * fmt.bytes_per_pixel();
+  const size_t floor = tile_bytes * 64;
+  auto j = std::make_shared<ScratchStore>(fmt, l0.width, l0.height, job.tile, std::max(job.memory / 2, floor),
+                                          job.scratch_near, "reconstruction");
+  ScratchStore i(fmt, l0.width, l0.height, job.tile, std::max(job.memory * 3 / 8, floor), job.scratch_near, "mask");
+  const TileGrid& g = j->grid();
+  std::mutex err_mu;
+  std::string error;
+  tbb::parallel_for(int64_t{0}, g.count(), [&](int64_t t) {
+    const std::string e = fmt.type == SampleType::kU8
+                              ? load_tile<uint8_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job)
+                              : load_tile<uint16_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job);
+    if (!e.empty()) {
+      std::lock_guard<std::mutex> l(err_mu);
+      if (error.empty()) error = e;
+    }
+  });
+  if (!error.empty()) throw InputError(error);
+  WavefrontOptions wo;
+  wo.connectivity = job.params.connectivity;
+  ReconstructResult res;
+  res.wavefront = run_wavefront(*j, i, *rule, wo);
+  res.store = j->stats();
+  res.image = std::move(j);
+  return res;
+}
+
+}  // namespace tw

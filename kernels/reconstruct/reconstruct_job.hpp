@@ -1,0 +1,32 @@
+#pragma once
+// Reconstruction of a whole slide, out of core: the marker and the mask are
+// copied tile by tile into scratch stores (checking their order), the
+// wavefront engine runs to stability, and the result is left in a store
+// that reads as a TileSource (for the pyramid writer or a next op).
+#include <memory>
+#include <string>
+
+#include "engine/scratch_store.hpp"
+#include "kernels/reconstruct/reconstruct.hpp"
+
+namespace tw {
+
+struct ReconstructJob {
+  ReconstructParams params;
+  // skimage refuses a marker above the mask (dilation) or below it
+  // (erosion); so do we, unless asked to clip the marker to the mask.
+  bool clip = false;
+  int64_t tile = 256;
+  size_t memory = size_t{1} << 30;
+  std::string scratch_near;  // scratch files go beside this path
+};
+
+struct ReconstructResult {
+  std::shared_ptr<ScratchStore> image;  // the reconstruction
+  WavefrontStats wavefront;
+  ScratchStore::Stats store;
+};
+
+ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job);
+
+}  // namespace tw

@@ -1,0 +1,43 @@
+#pragma once
+// Writing a command's result: any TileSource becomes a tiled pyramidal
+// BigTIFF (the writer of `tilewave pyramid`), so every result opens in a
+// viewer. Shared by every command that writes an image.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/pyramid/pyramid_job.hpp"
+#include "tools/tilewave/args.hpp"
+
+namespace tw::cli {
+
+// --compression --quality --subsampling --level --no-predictor --min-size --gpu-jpeg
+std::vector<OptionSpec> output_option_specs();
+
+struct OutputRequest {
+  const TileSource* src = nullptr;
+  std::string output;
+  std::string description;       // ImageDescription of level 0
+  bool lossless_default = false;  // default deflate rather than JPEG (results of ops)
+  bool allow_passthrough = false;
+  bool copy_associated = false;
+};
+
+struct OutputResult {
+  PyramidStats stats;
+  uint64_t bytes = 0;
+  double finish_seconds = 0;
+  bool passthrough = false;
+};
+
+OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common);
+
+// "wrote OUT: N levels from W x H (fmt), size, seconds"
+void print_written(const OutputRequest& req, const OutputResult& r, const std::string& what);
+
+// --report FILE.json: the pass's figures plus op-specific JSON fields.
+void write_report(const std::string& path, const std::string& command, const std::string& input,
+                  const std::string& output, const OutputResult& r, double open_s, double total_s,
+                  const std::vector<std::pair<std::string, std::string>>& extra = {});
+
+}  // namespace tw::cli

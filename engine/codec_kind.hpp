@@ -22,6 +22,7 @@ struct RawTileFormat {
   uint16_t photometric = 0;       // the TIFF Photometric tag value
   uint16_t subsampling_h = 1, subsampling_v = 1;  // YCbCrSubsampling, JPEG only
   uint16_t predictor = 1;
+  uint16_t sample_format = 1;  // TIFF SampleFormat: 1 unsigned integer, 3 IEEE float
   int bits_per_sample = 8;
   int samples_per_pixel = 1;
   int64_t tile_w = 0, tile_h = 0;

@@ -40,6 +40,12 @@ size_t ScratchStore::tile_bytes() const {
   return static_cast<size_t>(grid_.tile_w * grid_.tile_h) * fmt_.bytes_per_pixel();
 }
 
+void ScratchStore::set_cache_bytes(size_t n) {
+  std::lock_guard<std::mutex> l(mu_);
+  cache_bytes_ = n;
+  evict_locked();
+}
+
 ScratchStore::Stats ScratchStore::stats() const {
   std::lock_guard<std::mutex> l(mu_);
   return stats_;

@@ -47,6 +47,9 @@ class ScratchStore : public TileSource {
   // Thread-safe. A tile never written reads as zeros.
   Pin acquire(int64_t tx, int64_t ty);
 
+  // Changes the memory budget (evicting down to it).
+  void set_cache_bytes(size_t n);
+
   struct Stats {
     uint64_t loads = 0, spills = 0;  // tiles read back from / written to disk
     size_t peak_bytes = 0;           // most tile memory held at once

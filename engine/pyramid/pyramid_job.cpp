@@ -101,9 +101,10 @@ Budget budget_for(const PassGeom& g, PixelFormat fmt, int64_t T, int threads, do
   // most one of each level: < band0 together), their compressed tiles, and
   // the raw tiles of a passed-through band.
   b.per_token = static_cast<size_t>(band0 * (2.0 + 3.0 * std::min(ratio, 1.0)));
-  // Per thread: a padded tile copy and the codec's buffers.
+  // Per thread: a padded tile copy and the codec's buffers; plus the
+  // writer's offset tables and small odds and ends.
   const size_t tile = static_cast<size_t>(T * T) * fmt.bytes_per_pixel();
-  b.fixed = static_cast<size_t>(threads) * 4 * tile + (size_t{4} << 20);
+  b.fixed = static_cast<size_t>(threads) * 4 * tile + (size_t{512} << 10);
   return b;
 }
 
@@ -468,7 +469,11 @@ std::vector<std::pair<int64_t, int64_t>> plan_pyramid_levels(const TileSource& s
   return pyramid_level_sizes(l0.width, l0.height, min_size);
 }
 
-PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt) {
+PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt_in) {
+  // The GPU cascade reduces 8- and 16-bit samples; floats stay on the CPU.
+  PyramidJobOptions opt = opt_in;
+  const SampleType st = src.info().fmt.type;
+  if (opt.backend.is_cuda() && st != SampleType::kU8 && st != SampleType::kU16) opt.backend = Backend{};
   if (opt.tile < 16 || opt.tile % 16 != 0 || opt.tile > 16384)
     throw InputError("--tile " + std::to_string(opt.tile) + " is invalid: tiles must be multiples of 16, from 16 to 16384");
   const Sizes sizes = plan_pyramid_levels(src, opt.min_size);

@@ -18,6 +18,7 @@ constexpr uint16_t kPhotoMinIsBlack = 1, kPhotoRgb = 2, kPhotoYCbCr = 6;
 // Copies a tile into one contiguous buffer (rows packed), optionally
 // applying the horizontal predictor: lossless codecs compress bytes, not rows.
 void pack_tile(const ImageView& tile, bool predictor, std::vector<uint8_t>& buf) {
+  predictor = predictor && tile.fmt.type != SampleType::kF32;
   const size_t row = tile.row_length_bytes();
   buf.resize(row * static_cast<size_t>(tile.rect.h));
   for (int64_t y = 0; y < tile.rect.h; ++y)
@@ -126,7 +127,7 @@ void EncodeSettings::validate() const {
   if (codec == Codec::kZstd && level != -1 && (level < 1 || level > 22))
     throw InputError("zstd level " + std::to_string(level) + " is out of range 1..22");
   if (codec == Codec::kOther) throw InputError("cannot write that compression");
-  if (fmt.type != SampleType::kU8 && fmt.type != SampleType::kU16)
+  if (fmt.type != SampleType::kU8 && fmt.type != SampleType::kU16 && fmt.type != SampleType::kF32)
     throw InputError(std::string("cannot write ") + sample_name(fmt.type) + " samples");
 }
 
@@ -148,6 +149,7 @@ RawTileFormat tiff_format_for(const EncodeSettings& s) {
   RawTileFormat f;
   f.codec = s.codec;
   f.bits_per_sample = static_cast<int>(sample_bytes(s.fmt.type) * 8);
+  f.sample_format = s.fmt.type == SampleType::kF32 ? 3 : 1;
   f.samples_per_pixel = s.fmt.channels;
   f.tile_w = s.tile_w, f.tile_h = s.tile_h;
   f.photometric = s.fmt.channels >= 3 ? kPhotoRgb : kPhotoMinIsBlack;
@@ -170,14 +172,16 @@ RawTileFormat tiff_format_for(const EncodeSettings& s) {
     case Codec::kOther: break;
   }
   const bool lossless = s.codec == Codec::kLzw || s.codec == Codec::kDeflate || s.codec == Codec::kZstd;
-  f.predictor = (lossless && s.predictor) ? 2 : 1;
+  // Floats go without a predictor: TIFF's floating-point predictor (3) is
+  // not read by every reader (tifffile without imagecodecs, for one).
+  f.predictor = (lossless && s.predictor && s.fmt.type != SampleType::kF32) ? 2 : 1;
   return f;
 }
 
 void apply_horizontal_predictor(uint8_t* data, int64_t w, int64_t h, size_t stride, PixelFormat fmt) {
   if (fmt.type == SampleType::kU8) predict_rows<uint8_t>(data, w, h, stride, fmt.channels);
   else if (fmt.type == SampleType::kU16) predict_rows<uint16_t>(data, w, h, stride, fmt.channels);
-  else throw InternalError("horizontal predictor on non-integer samples");
+  else throw InternalError("no predictor for these samples");
 }
 
 }  // namespace tw

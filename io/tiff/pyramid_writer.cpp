@@ -177,7 +177,7 @@ struct PyramidTiffWriter::Impl {
     e.push_back(long8s(324, st.offsets));
     e.push_back(long8s(325, st.counts));
     if (spp == 2 || spp == 4) e.push_back(shorts(338, {2}));  // unassociated alpha
-    e.push_back(shorts(339, 1, spp));                        // unsigned integers
+    e.push_back(shorts(339, f.sample_format, spp));          // unsigned integers or floats
     if (f.tiff_compression == 7 && !f.jpeg_tables.empty())
       e.push_back(Entry{347, kUndefined, f.jpeg_tables.size(), f.jpeg_tables});
     if (f.photometric == 6) {

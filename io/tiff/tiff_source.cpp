@@ -174,12 +174,15 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
 
   // What can we make of its pixels?
   auto bad = [&](const std::string& why) { d.unsupported = why; };
-  if (d.sample_format != SAMPLEFORMAT_UINT)
+  const bool float32 = d.sample_format == SAMPLEFORMAT_IEEEFP && d.bits == 32;
+  if (float32) {
+    if (d.compression == COMPRESSION_JPEG) bad("JPEG with floating-point samples");
+  } else if (d.sample_format != SAMPLEFORMAT_UINT)
     bad(std::string("unsupported pixel type: ") +
         (d.sample_format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed integer") +
         " samples of " + std::to_string(d.bits) + " bits");
   else if (d.bits != 8 && d.bits != 16)
-    bad("unsupported pixel type: " + std::to_string(d.bits) + "-bit samples (8 and 16 are supported)");
+    bad("unsupported pixel type: " + std::to_string(d.bits) + "-bit samples (8, 16 and 32-bit float are supported)");
   else if (d.fillorder != FILLORDER_MSB2LSB)
     bad("unsupported FillOrder (LSB first)");
   else if (d.compression == COMPRESSION_OJPEG)
@@ -188,7 +191,7 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     bad(compression_name(d.compression) + " is not supported by this libtiff");
   if (!d.unsupported.empty()) return d;
 
-  const SampleType st = d.bits == 16 ? SampleType::kU16 : SampleType::kU8;
+  const SampleType st = float32 ? SampleType::kF32 : d.bits == 16 ? SampleType::kU16 : SampleType::kU8;
   switch (d.photometric) {
     case PHOTOMETRIC_MINISBLACK:
     case PHOTOMETRIC_MINISWHITE:
@@ -205,7 +208,7 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
       d.out_fmt = {st, 3};
       break;
     case PHOTOMETRIC_PALETTE:
-      if (d.bits != 8 || d.spp != 1 || d.cmap[0].empty()) bad("palette images must be 8-bit with a colour map");
+      if (d.bits != 8 || d.spp != 1 || d.cmap[0].empty() || float32) bad("palette images must be 8-bit with a colour map");
       d.out_fmt = {SampleType::kU8, 3};
       break;
     case 0xffff:
@@ -229,6 +232,7 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   d.raw.photometric = d.photometric;
   d.raw.subsampling_h = d.sub_h, d.raw.subsampling_v = d.sub_v;
   d.raw.predictor = d.predictor;
+  d.raw.sample_format = d.sample_format;
   d.raw.bits_per_sample = d.bits;
   d.raw.samples_per_pixel = d.spp;
   d.raw.tile_w = d.chunk_w, d.raw.tile_h = d.chunk_h;
@@ -429,7 +433,7 @@ struct TiffSource::Impl {
       } else {
         std::memcpy(out, in, static_cast<size_t>(o.w) * out_bpp);
       }
-      if (d.photometric == PHOTOMETRIC_MINISWHITE) {
+      if (d.photometric == PHOTOMETRIC_MINISWHITE && dst.fmt.type != SampleType::kF32) {
         // Only the gray sample inverts; an alpha sample keeps its meaning.
         if (d.bits == 8) {
           for (int64_t x = 0; x < o.w; ++x) out[x * out_bpp] = static_cast<uint8_t>(255 - out[x * out_bpp]);

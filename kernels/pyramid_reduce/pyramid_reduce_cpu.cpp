@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "engine/border.hpp"
 #include "engine/error.hpp"
@@ -12,7 +13,8 @@ namespace {
 // (16*255 vertically, 256*255 + 128 overall), so the loops run on twice as
 // many lanes; 16-bit samples need 32.
 template <class T>
-using Acc = std::conditional_t<sizeof(T) == 1, uint16_t, uint32_t>;
+using Acc = std::conditional_t<std::is_floating_point_v<T>, float,
+                               std::conditional_t<sizeof(T) == 1, uint16_t, uint32_t>>;
 
 template <class T, int C>
 void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64_t in_w, int64_t in_width,
@@ -38,8 +40,10 @@ void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64_t in_w, i
     A* dst = v + (lo - c0) * C;
     const T *a = r[0] + s0, *b = r[1] + s0, *c = r[2] + s0, *d = r[3] + s0, *e = r[4] + s0;
     const int64_t m = s1 - s0;
-    for (int64_t i = 0; i < m; ++i)
-      dst[i] = static_cast<A>(A(a[i]) + A(e[i]) + A(4 * (A(b[i]) + A(d[i]))) + A(6 * A(c[i])));
+    for (int64_t i = 0; i < m; ++i) {
+      if constexpr (std::is_floating_point_v<T>) dst[i] = a[i] + e[i] + 4.0f * (b[i] + d[i]) + 6.0f * c[i];
+      else dst[i] = static_cast<A>(A(a[i]) + A(e[i]) + A(4 * (A(b[i]) + A(d[i]))) + A(6 * A(c[i])));
+    }
   }
   // Columns past either edge mirror ones inside (reflect101).
   for (int64_t k = 0; k < n; ++k) {
@@ -52,11 +56,18 @@ void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64_t in_w, i
   // Horizontal pass at full rate (unit stride, so it vectorises), then keep
   // every other pixel.
   const int64_t m = 2 * out_w * C;
-  for (int64_t i = 0; i < m; ++i)
-    h[i] = static_cast<A>(v[i] + v[i + 4 * C] + A(4 * (v[i + C] + v[i + 3 * C])) + A(6 * v[i + 2 * C]) + A(128));
   T* out = reinterpret_cast<T*>(out_b);
-  for (int64_t x = 0; x < out_w; ++x)
-    for (int ch = 0; ch < C; ++ch) out[x * C + ch] = static_cast<T>(h[2 * x * C + ch] >> 8);
+  if constexpr (std::is_floating_point_v<T>) {
+    // Floats: the same weights, divided by 256 (exact: a power of two).
+    for (int64_t i = 0; i < m; ++i) h[i] = v[i] + v[i + 4 * C] + 4.0f * (v[i + C] + v[i + 3 * C]) + 6.0f * v[i + 2 * C];
+    for (int64_t x = 0; x < out_w; ++x)
+      for (int ch = 0; ch < C; ++ch) out[x * C + ch] = h[2 * x * C + ch] * (1.0f / 256);
+  } else {
+    for (int64_t i = 0; i < m; ++i)
+      h[i] = static_cast<A>(v[i] + v[i + 4 * C] + A(4 * (v[i + C] + v[i + 3 * C])) + A(6 * v[i + 2 * C]) + A(128));
+    for (int64_t x = 0; x < out_w; ++x)
+      for (int ch = 0; ch < C; ++ch) out[x * C + ch] = static_cast<T>(h[2 * x * C + ch] >> 8);
+  }
 }
 
 template <class T>
@@ -97,8 +108,10 @@ void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, in
       return dispatch_channels<uint8_t>(fmt.channels, rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
     case SampleType::kU16:
       return dispatch_channels<uint16_t>(fmt.channels, rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case SampleType::kF32:
+      return dispatch_channels<float>(fmt.channels, rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
     default:
-      throw InputError(std::string("REDUCE supports 8- and 16-bit samples, not ") + sample_name(fmt.type));
+      throw InputError(std::string("REDUCE supports 8- and 16-bit and float samples, not ") + sample_name(fmt.type));
   }
 }
 

@@ -1,5 +1,6 @@
 #include "kernels/reconstruct/reconstruct_job.hpp"
 
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
 #include <atomic>
@@ -54,9 +55,11 @@ ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, 
                      " but the mask is " + std::to_string(l0.width) + "x" + std::to_string(l0.height));
   if (job.tile < 16 || job.tile > 16384) throw InputError("--tile must be between 16 and 16384");
   // The budget: half for the working values, the rest for the mask (both
-  // spill to scratch files beyond it).
+  // spill to scratch files beyond it), but never fewer tiles than the threads
+  // pin at once.
   const size_t tile_bytes = static_cast<size_t>(job.tile * job.tile) * fmt.bytes_per_pixel();
-  const size_t floor = tile_bytes * 64;
+  const size_t threads = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  const size_t floor = tile_bytes * (2 * threads + 2);
   auto j = std::make_shared<ScratchStore>(fmt, l0.width, l0.height, job.tile, std::max(job.memory / 2, floor),
                                           job.scratch_near, "reconstruction");
   ScratchStore i(fmt, l0.width, l0.height, job.tile, std::max(job.memory * 3 / 8, floor), job.scratch_near, "mask");

@@ -59,8 +59,8 @@ TEST(PyramidJob, OddSizes) {
 // stripes (recomputing halos at the seams, handing a level through scratch)
 // and must still produce identical pixels.
 TEST(PyramidJob, StripesUnderSmallBudget) {
-  check_job(kRgb8, 4000, 300, 16, 16, size_t{5} << 20, 2);
-  check_job(kGray8, 20000, 100, 16, 1, size_t{5} << 20, 2);
+  check_job(kRgb8, 4000, 300, 16, 16, size_t{3} << 19, 2);
+  check_job(kGray8, 20000, 100, 16, 1, size_t{3} << 19, 2);
 }
 
 TEST(PyramidJob, BadInput) {

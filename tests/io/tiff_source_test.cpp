@@ -283,18 +283,18 @@ TEST(TiffSource, BadInput) {
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
   expect_error(tmp.file("jpeg.tif"), "corrupt JPEG");
-  // Floating-point samples are not read (yet): a clear UnsupportedFormat.
+  // 64-bit floating-point samples are not read: a clear UnsupportedFormat.
   {
     TIFF* t = TIFFOpen(tmp.file("float.tif").c_str(), "w");
     TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 8);
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, 8);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 32);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 64);
     TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
     TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
     TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
     TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 8);
-    std::vector<float> px(64, 0.5f);
-    TIFFWriteEncodedStrip(t, 0, px.data(), 256);
+    std::vector<double> px(64, 0.5);
+    TIFFWriteEncodedStrip(t, 0, px.data(), 512);
     TIFFClose(t);
   }
   EXPECT_THROW(TiffSource(tmp.file("float.tif")), UnsupportedFormat);

@@ -202,12 +202,12 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
     TIFF* t = TIFFOpen(tmp.file("float.tif").c_str(), "w");
     TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 8);
     TIFFSetField(t, TIFFTAG_IMAGELENGTH, 8);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 32);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 64);
     TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
     TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
     TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 8);
-    std::vector<float> px(64, 0.5f);
-    TIFFWriteEncodedStrip(t, 0, px.data(), 256);
+    std::vector<double> px(64, 0.5);
+    TIFFWriteEncodedStrip(t, 0, px.data(), 512);
     TIFFClose(t);
   }
   const std::vector<BadCase> cases = {

@@ -6,5 +6,9 @@ namespace tw::cli {
 int cmd_info(int argc, char** argv);
 int cmd_pyramid(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
+int cmd_reconstruct(int argc, char** argv);
+int cmd_fill_holes(int argc, char** argv);
+int cmd_hdome(int argc, char** argv);
+int cmd_edt(int argc, char** argv);
 
 }  // namespace tw::cli

@@ -18,6 +18,10 @@ constexpr const char* kUsage =
     "                              arguments: of the built-in sample slide)\n"
     "  info INPUT                  print levels, tiles, compression, microns per pixel,\n"
     "                              vendor and associated images\n"
+    "  reconstruct MARKER MASK OUT morphological reconstruction (by dilation or erosion)\n"
+    "  fill-holes INPUT OUT        fill holes (regions not connected to the border)\n"
+    "  hdome INPUT OUT --h H       h-dome transform (reconstruction from INPUT - H)\n"
+    "  edt INPUT OUT               exact Euclidean distance transform (float32)\n"
     "  devices                     list the CPU and CUDA backends available\n"
     "\n"
     "INPUT is a TIFF/BigTIFF, a slide OpenSlide reads (SVS, NDPI, MRXS, SCN, ...),\n"
@@ -45,6 +49,10 @@ int main(int argc, char** argv) {
     if (cmd == "info") return cmd_info(argc, argv);
     if (cmd == "pyramid") return cmd_pyramid(argc, argv);
     if (cmd == "devices") return cmd_devices(argc, argv);
+    if (cmd == "reconstruct") return cmd_reconstruct(argc, argv);
+    if (cmd == "fill-holes") return cmd_fill_holes(argc, argv);
+    if (cmd == "hdome") return cmd_hdome(argc, argv);
+    if (cmd == "edt") return cmd_edt(argc, argv);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "tilewave: error: %s\n", e.what());

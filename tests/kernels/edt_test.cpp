@@ -1,0 +1,157 @@
+// The exact Euclidean distance transform: brute force on small images, the
+// row pass on its own, the seed's patterns against scipy through the CLI,
+// band boundaries anywhere, the empty cases, and out of core.
+#include <gtest/gtest.h>
+#include <tiffio.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "engine/memory_source.hpp"
+#include "io/tiff/tiff_source.hpp"
+#include "kernels/edt/edt.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+Image brute(const Image& in) {
+  const int64_t W = in.rect().w, H = in.rect().h;
+  Image out(PixelFormat{SampleType::kF32, 1}, in.rect());
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x = 0; x < W; ++x) {
+      double best = std::numeric_limits<double>::infinity();
+      if (in.ptr<uint8_t>(x, y)[0] == 0) best = 0;
+      else
+        for (int64_t v = 0; v < H; ++v)
+          for (int64_t u = 0; u < W; ++u)
+            if (in.ptr<uint8_t>(u, v)[0] == 0) best = std::min(best, std::hypot(double(u - x), double(v - y)));
+      out.ptr<float>(x, y)[0] = static_cast<float>(best);
+    }
+  return out;
+}
+
+double max_diff(const Image& a, const Image& b) {
+  double m = 0;
+  for (int64_t y = 0; y < a.rect().h; ++y)
+    for (int64_t x = 0; x < a.rect().w; ++x) {
+      const float p = a.ptr<float>(a.rect().x + x, a.rect().y + y)[0], q = b.ptr<float>(b.rect().x + x, b.rect().y + y)[0];
+      if (std::isinf(p) || std::isinf(q)) {
+        if (p != q) return std::numeric_limits<double>::infinity();
+        continue;
+      }
+      m = std::max(m, std::fabs(double(p) - double(q)));
+    }
+  return m;
+}
+
+Image run(const Image& in, size_t memory) {
+  Image copy(in.fmt(), in.rect());
+  copy_overlap(in.view(), copy.view());
+  MemorySource src(std::move(copy));
+  auto d = euclidean_distance(src, {}, memory, "/tmp/tilewave-test");
+  return d->read(0, Rect(0, 0, in.rect().w, in.rect().h));
+}
+
+TEST(Edt, RowPassMatchesBruteForce) {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 40), inf2 = 1 << 30;
+    std::vector<int64_t> g2(n), out(n), s(n), t(n);
+    for (auto& g : g2) g = rng() % 4 == 0 ? inf2 : static_cast<int64_t>((rng() % 30) * (rng() % 30));
+    edt_row(g2.data(), n, inf2, out.data(), s.data(), t.data());
+    for (int64_t u = 0; u < n; ++u) {
+      int64_t best = inf2 * 4;
+      for (int64_t i = 0; i < n; ++i) best = std::min(best, (u - i) * (u - i) + g2[i]);
+      ASSERT_EQ(out[u], best) << "trial " << trial << " u " << u;
+    }
+  }
+}
+
+TEST(Edt, MatchesBruteForceAnyBand) {
+  std::mt19937_64 rng(9);
+  for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {1, 40}, {40, 1}, {23, 17}, {64, 37}}) {
+    Image in(kGray8, Rect(0, 0, w, h));
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) in.ptr<uint8_t>(x, y)[0] = rng() % 23 == 0 ? 0 : 200;
+    in.ptr<uint8_t>(0, 0)[0] = 0;  // at least one background pixel
+    const Image want = brute(in);
+    // A budget of a few hundred bytes forces one-row bands.
+    for (size_t mem : {size_t{200}, size_t{1} << 20}) EXPECT_EQ(max_diff(run(in, mem), want), 0.0) << w << "x" << h;
+  }
+}
+
+TEST(Edt, NoBackgroundNoForeground) {
+  Image all(kGray8, Rect(0, 0, 30, 20)), none(kGray8, Rect(0, 0, 30, 20));
+  for (int64_t y = 0; y < 20; ++y) std::memset(all.row<uint8_t>(y), 7, 30);
+  none.fill_zero();
+  const Image a = run(all, 1 << 20), n = run(none, 1 << 20);
+  for (int64_t y = 0; y < 20; ++y)
+    for (int64_t x = 0; x < 30; ++x) {
+      EXPECT_TRUE(std::isinf(a.ptr<float>(x, y)[0]));  // documented: +inf, no background to measure to
+      EXPECT_EQ(n.ptr<float>(x, y)[0], 0.0f);
+    }
+}
+
+// The seed's EDT patterns, through the CLI, against scipy.
+TEST(Edt, SeedPatternsMatchScipy) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing";
+  test::TempDir tmp;
+  for (const char* name : {"random", "circles16", "big_circle", "squares_on_corners", "diagonal", "x", "central_circle"}) {
+    const int64_t n = 700;
+    ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"),
+                               {"edt_pattern", name, std::to_string(n), tmp.file("in.npy"), tmp.file("ref.npy")})
+                  .exit_code,
+              0);
+    const Image in = test::load_npy(tmp.file("in.npy"));
+    test::TiffSpec spec;
+    spec.tile_w = spec.tile_h = 64;
+    spec.compression = COMPRESSION_ADOBE_DEFLATE;
+    test::write_tiff(tmp.file("in.tif"), in.view(), spec);
+    const auto r = test::run_cli({"edt", tmp.file("in.tif"), tmp.file("out.tif"), "--tile", "96", "--memory", "4M"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    TiffSource out(tmp.file("out.tif"));
+    EXPECT_EQ(out.info().fmt, (PixelFormat{SampleType::kF32, 1}));
+    const Image got = out.read(0, Rect(0, 0, n, n));
+    EXPECT_LE(max_diff(got, test::load_npy(tmp.file("ref.npy"))), 1e-3) << name;
+  }
+}
+
+// Real microscopy, thresholded, against scipy.
+TEST(Edt, MicroscopyMatchesScipy) {
+  if (!test::python_has("skimage.data")) GTEST_SKIP() << "scikit-image missing";
+  test::TempDir tmp;
+  ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"), {"ihc", tmp.file("ihc.npy")}).exit_code, 0);
+  ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"), {"edt", tmp.file("ihc.npy"), "140", tmp.file("ref.npy")}).exit_code, 0);
+  const Image ihc = test::load_npy(tmp.file("ihc.npy"));
+  EdtParams p;
+  p.threshold = 140;
+  MemorySource src([&] {
+    Image c(ihc.fmt(), ihc.rect());
+    copy_overlap(ihc.view(), c.view());
+    return c;
+  }());
+  const Image got = euclidean_distance(src, p, 1 << 16, "/tmp/tilewave-test")->read(0, Rect(0, 0, 512, 512));
+  EXPECT_LE(max_diff(got, test::load_npy(tmp.file("ref.npy"))), 1e-3);
+}
+
+// An image 9x larger than --memory: the same distances, within the budget.
+TEST(Edt, OutOfCore) {
+  test::TempDir tmp;
+  const auto base = test::run_cli({"info", "synthetic:100x100"});
+  const size_t overhead = base.peak_rss_bytes + (size_t{24} << 20);
+  const auto big = test::run_cli({"edt", "synthetic:5000x5000,gray", tmp.file("a.tif"), "--threshold", "200", "--memory",
+                                  "10M"});
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_LE(big.peak_rss_bytes, (size_t{10} << 20) + overhead) << big.peak_rss_bytes / 1048576.0 << " MiB";
+  std::printf("[ info     ] 25 MP edt (100 MB of float32), --memory 10M: peak RSS %.1f MiB, %.1f s\n",
+              big.peak_rss_bytes / 1048576.0, big.seconds);
+  ASSERT_EQ(test::run_cli({"edt", "synthetic:5000x5000,gray", tmp.file("b.tif"), "--threshold", "200"}).exit_code, 0);
+  TiffSource a(tmp.file("a.tif")), b(tmp.file("b.tif"));
+  EXPECT_EQ(max_diff(a.read(0, Rect(0, 0, 5000, 5000)), b.read(0, Rect(0, 0, 5000, 5000))), 0.0);
+}
+
+}  // namespace
+}  // namespace tw

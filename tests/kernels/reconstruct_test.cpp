@@ -1,0 +1,232 @@
+// Morphological reconstruction, fill-holes and h-dome on the out-of-core
+// wavefront engine, against scikit-image and scipy, across tile sizes that
+// cut through structures, on the worst cases (a single seed spreading over
+// thousands of tiles, a maze whose corridor crosses tile borders back and
+// forth), and out of core.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/memory_source.hpp"
+#include "kernels/reconstruct/reconstruct_job.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+Image copy_of(const Image& a) {
+  Image b(a.fmt(), a.rect());
+  copy_overlap(a.view(), b.view());
+  return b;
+}
+
+// The definition itself: J = min(dilate(J), I) (or the dual) until stable.
+template <class T>
+Image naive(const Image& seed, const Image& mask, const ReconstructParams& p) {
+  Image j = copy_of(seed);
+  const int64_t W = j.rect().w, H = j.rect().h;
+  const bool dil = p.method == ReconstructMethod::kDilation;
+  for (bool changed = true; changed;) {
+    changed = false;
+    Image next = copy_of(j);
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t x = 0; x < W; ++x) {
+        T v = j.ptr<T>(x, y)[0];
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            if (p.connectivity == 4 && dx && dy) continue;
+            const int64_t qx = x + dx, qy = y + dy;
+            if (qx < 0 || qy < 0 || qx >= W || qy >= H) continue;
+            const T q = j.ptr<T>(qx, qy)[0];
+            v = dil ? std::max(v, q) : std::min(v, q);
+          }
+        const T m = mask.ptr<T>(x, y)[0];
+        v = dil ? std::min(v, m) : std::max(v, m);
+        if (v != next.ptr<T>(x, y)[0]) next.ptr<T>(x, y)[0] = v, changed = true;
+      }
+    j = std::move(next);
+  }
+  return j;
+}
+
+Image run_tiled(const Image& seed, const Image& mask, const ReconstructParams& p, int64_t tile, size_t memory,
+                WavefrontStats* st = nullptr) {
+  MemorySource s(copy_of(seed)), m(copy_of(mask));
+  ReconstructJob job;
+  job.params = p;
+  job.tile = tile;
+  job.memory = memory;
+  job.scratch_near = "/tmp/tilewave-test";
+  const ReconstructResult r = reconstruct(s, m, job);
+  if (st) *st = r.wavefront;
+  return r.image->read(0, Rect(0, 0, mask.rect().w, mask.rect().h));
+}
+
+// A random mask and a marker below (above, for erosion) it.
+std::pair<Image, Image> random_pair(PixelFormat fmt, int64_t w, int64_t h, bool dilation, uint64_t seed) {
+  Image mask = test::pattern_image(fmt, w, h, seed);
+  Image marker = copy_of(mask);
+  std::mt19937_64 rng(seed);
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const bool keep = rng() % 50 == 0;
+      if (fmt.type == SampleType::kU8) {
+        uint8_t& v = marker.ptr<uint8_t>(x, y)[0];
+        v = keep ? v : (dilation ? 0 : 255);
+      } else {
+        uint16_t& v = marker.ptr<uint16_t>(x, y)[0];
+        v = keep ? v : (dilation ? 0 : 65535);
+      }
+    }
+  return {std::move(marker), std::move(mask)};
+}
+
+TEST(Reconstruct, MatchesDefinitionEveryVariant) {
+  for (PixelFormat fmt : {kGray8, kGray16})
+    for (ReconstructMethod m : {ReconstructMethod::kDilation, ReconstructMethod::kErosion})
+      for (int conn : {4, 8}) {
+        ReconstructParams p{m, conn};
+        auto [seed, mask] = random_pair(fmt, 93, 71, m == ReconstructMethod::kDilation, 7 + conn);
+        const Image want = fmt.type == SampleType::kU8 ? naive<uint8_t>(seed, mask, p) : naive<uint16_t>(seed, mask, p);
+        Image whole = copy_of(seed);
+        reconstruct_image(whole, mask, p);
+        EXPECT_EQ(test::diff_images(whole.view(), want.view()), "") << fmt.str() << " conn " << conn;
+        for (int64_t tile : {16, 23, 40, 128}) {
+          const Image got = run_tiled(seed, mask, p, tile, size_t{64} << 20);
+          EXPECT_EQ(test::diff_images(got.view(), want.view()), "") << fmt.str() << " conn " << conn << " tile " << tile;
+        }
+      }
+}
+
+// scikit-image on real microscopy: the DAB channel of its IHC image, as
+// grayscale (h-dome style markers) and thresholded (binary).
+TEST(Reconstruct, MatchesScikitImageOnMicroscopy) {
+  if (!test::python_has("skimage.morphology")) GTEST_SKIP() << "scikit-image missing";
+  test::TempDir tmp;
+  ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"), {"ihc", tmp.file("ihc.npy")}).exit_code, 0);
+  const Image ihc = test::load_npy(tmp.file("ihc.npy"));
+  Image binary = copy_of(ihc);
+  for (int64_t y = 0; y < 512; ++y)
+    for (int64_t x = 0; x < 512; ++x) binary.ptr<uint8_t>(x, y)[0] = ihc.ptr<uint8_t>(x, y)[0] < 120 ? 255 : 0;
+  struct Case {
+    const char* name;
+    const Image* mask;
+    int shift;  // marker = mask - shift (dilation) or + shift (erosion); -1: binary seeds
+  };
+  for (const Case& c : {Case{"gray h=40", &ihc, 40}, Case{"gray h=5", &ihc, 5}, Case{"binary", &binary, -1}})
+    for (ReconstructMethod m : {ReconstructMethod::kDilation, ReconstructMethod::kErosion})
+      for (int conn : {4, 8}) {
+        const bool dil = m == ReconstructMethod::kDilation;
+        Image seed = copy_of(*c.mask);
+        for (int64_t y = 0; y < 512; ++y)
+          for (int64_t x = 0; x < 512; ++x) {
+            uint8_t& v = seed.ptr<uint8_t>(x, y)[0];
+            if (c.shift >= 0) v = dil ? uint8_t(std::max(0, v - c.shift)) : uint8_t(std::min(255, v + c.shift));
+            else v = ((x * 7 + y * 13) % 97 == 0) ? v : (dil ? 0 : 255);
+          }
+        test::save_npy(tmp.file("s.npy"), seed.view());
+        test::save_npy(tmp.file("m.npy"), c.mask->view());
+        const auto r = test::run_python(test::oracle("morph_oracle.py"),
+                                        {"reconstruct", tmp.file("s.npy"), tmp.file("m.npy"), dil ? "dilation" : "erosion",
+                                         std::to_string(conn), tmp.file("o.npy")});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const Image want = test::load_npy(tmp.file("o.npy"));
+        ReconstructParams p{m, conn};
+        for (int64_t tile : {37, 64, 512}) {
+          const Image got = run_tiled(seed, *c.mask, p, tile, size_t{64} << 20);
+          EXPECT_EQ(test::diff_images(got.view(), want.view()), "")
+              << c.name << (dil ? " dilation" : " erosion") << " conn " << conn << " tile " << tile;
+        }
+      }
+}
+
+// One seed pixel in an all-255 mask: the value must reach every one of
+// thousands of tiles.
+TEST(Reconstruct, WorstCaseSingleSeed) {
+  Image mask(kGray8, Rect(0, 0, 1200, 900));
+  for (int64_t y = 0; y < 900; ++y) std::memset(mask.row<uint8_t>(y), 255, 1200);
+  Image seed(kGray8, mask.rect());
+  seed.fill_zero();
+  seed.ptr<uint8_t>(1199, 899)[0] = 77;
+  WavefrontStats st;
+  const Image got = run_tiled(seed, mask, {ReconstructMethod::kDilation, 8}, 16, size_t{64} << 20, &st);
+  int64_t wrong = 0;
+  for (int64_t y = 0; y < 900; ++y)
+    for (int64_t x = 0; x < 1200; ++x) wrong += got.ptr<uint8_t>(x, y)[0] != 77;
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(st.tiles, 75 * 57);
+  std::printf("[ info     ] single seed over %lld tiles: %lld visits\n", static_cast<long long>(st.tiles),
+              static_cast<long long>(st.tile_visits));
+}
+
+// A serpentine maze: one corridor, 3 pixels wide, winding back and forth
+// across tile borders; the seed at one end must reach the other, and walls
+// must stay untouched.
+TEST(Reconstruct, WorstCaseMaze) {
+  const int64_t W = 403, H = 301;
+  Image mask(kGray8, Rect(0, 0, W, H));
+  mask.fill_zero();
+  // Horizontal runs every 6 rows, joined alternately at the right and left ends.
+  for (int64_t r = 0, y = 1; y + 3 <= H - 1; ++r, y += 6) {
+    for (int64_t yy = y; yy < y + 3; ++yy)
+      for (int64_t x = 1; x < W - 1; ++x) mask.ptr<uint8_t>(x, yy)[0] = 200;
+    const int64_t cx = r % 2 == 0 ? W - 4 : 1;
+    for (int64_t yy = y + 3; yy < std::min(H - 1, y + 6); ++yy)
+      for (int64_t x = cx; x < cx + 3; ++x) mask.ptr<uint8_t>(x, yy)[0] = 200;
+  }
+  Image seed(kGray8, mask.rect());
+  seed.fill_zero();
+  seed.ptr<uint8_t>(1, 1)[0] = 150;
+  for (int conn : {4, 8}) {
+    WavefrontStats st;
+    const Image got = run_tiled(seed, mask, {ReconstructMethod::kDilation, conn}, 32, size_t{64} << 20, &st);
+    // The one corridor is connected: all of it takes the seed's value, walls stay 0.
+    Image want = copy_of(mask);
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t x = 0; x < W; ++x) want.ptr<uint8_t>(x, y)[0] = mask.ptr<uint8_t>(x, y)[0] ? 150 : 0;
+    EXPECT_EQ(test::diff_images(got.view(), want.view()), "") << "conn " << conn;
+    std::printf("[ info     ] maze, %d-connected: %lld visits of %lld tiles\n", conn,
+                static_cast<long long>(st.tile_visits), static_cast<long long>(st.tiles));
+  }
+}
+
+TEST(Reconstruct, WorstCasesSmall) {
+  for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {1, 300}, {300, 1}, {17, 17}}) {
+    auto [seed, mask] = random_pair(kGray8, w, h, true, 3);
+    const Image want = naive<uint8_t>(seed, mask, {ReconstructMethod::kDilation, 8});
+    EXPECT_EQ(test::diff_images(run_tiled(seed, mask, {ReconstructMethod::kDilation, 8}, 16, 1 << 24).view(), want.view()),
+              "")
+        << w << "x" << h;
+  }
+}
+
+TEST(Reconstruct, BadInput) {
+  Image mask(kGray8, Rect(0, 0, 40, 30));
+  mask.fill_zero();
+  Image seed = copy_of(mask);
+  seed.ptr<uint8_t>(12, 7)[0] = 9;
+  MemorySource s(copy_of(seed)), m(copy_of(mask));
+  ReconstructJob job;
+  job.scratch_near = "/tmp/tilewave-test";
+  try {
+    reconstruct(s, m, job);
+    ADD_FAILURE() << "no error for a marker above the mask";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("(12, 7)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--clip"), std::string::npos) << msg;
+  }
+  job.clip = true;
+  const ReconstructResult r = reconstruct(s, m, job);
+  EXPECT_EQ(r.image->read(0, Rect(12, 7, 1, 1)).ptr<uint8_t>(12, 7)[0], 0);
+  MemorySource rgb(Image(kRgb8, Rect(0, 0, 40, 30)));
+  EXPECT_THROW(reconstruct(rgb, rgb, ReconstructJob{}), InputError);
+  MemorySource small(Image(kGray8, Rect(0, 0, 20, 30)));
+  EXPECT_THROW(reconstruct(small, m, job), InputError);
+  ReconstructJob bad;
+  bad.params.connectivity = 6;
+  EXPECT_THROW(reconstruct(s, m, bad), InputError);
+}
+
+}  // namespace
+}  // namespace tw

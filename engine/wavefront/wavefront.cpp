@@ -14,10 +14,12 @@ namespace {
 
 enum : uint8_t { kIdle = 0, kQueued = 1, kRunning = 2, kRunningDirty = 3 };
 
-// The last values each tile showed its neighbours: its four edge lines.
+// The last values each tile showed its neighbours: its four edge lines; and
+// the mask on them (fixed), to tell whether a neighbour's edge can reach it.
 struct Borders {
   std::mutex mu;
   std::vector<uint8_t> top, bottom, left, right;  // pixels, edge order left->right / top->bottom
+  std::vector<uint8_t> mtop, mbottom, mleft, mright;
 };
 
 class Engine {
@@ -35,8 +37,17 @@ class Engine {
     const int64_t n = grid_.count();
     // Every tile starts queued, with its initial borders published.
     tbb::parallel_for(int64_t{0}, n, [&](int64_t t) {
-      ScratchStore::Pin p = j_.acquire(t % grid_.cols(), t / grid_.cols());
-      publish(t, p.image().view(), grid_.tile_rect(t % grid_.cols(), t / grid_.cols()), nullptr);
+      const int64_t tx = t % grid_.cols(), ty = t / grid_.cols();
+      const Rect core = grid_.tile_rect(tx, ty);
+      {
+        ScratchStore::Pin m = i_.acquire(tx, ty);
+        Borders& b = borders_[static_cast<size_t>(t)];
+        const ImageView v = m.image().view();
+        b.mtop = line(v, core.x, core.y, 1, 0, core.w), b.mbottom = line(v, core.x, core.y1() - 1, 1, 0, core.w);
+        b.mleft = line(v, core.x, core.y, 0, 1, core.h), b.mright = line(v, core.x1() - 1, core.y, 0, 1, core.h);
+      }
+      ScratchStore::Pin p = j_.acquire(tx, ty);
+      publish(t, p.image().view(), core, nullptr);
       state_[static_cast<size_t>(t)].store(kQueued);
     });
     std::vector<int64_t> all(static_cast<size_t>(n));
@@ -127,18 +138,42 @@ class Engine {
     publish(t, hv, core, &feeder);
   }
 
-  // Records the tile's edges; with a feeder, queues the neighbours whose
-  // incoming halo changed.
+  std::vector<uint8_t> line(const ImageView& v, int64_t x0, int64_t y0, int64_t dx, int64_t dy, int64_t n) const {
+    std::vector<uint8_t> e(static_cast<size_t>(n) * bpp_);
+    for (int64_t k = 0; k < n; ++k) std::memcpy(e.data() + k * bpp_, v.ptr_bytes(x0 + k * dx, y0 + k * dy), bpp_);
+    return e;
+  }
+
+  // Whether pixels of `mine` (an edge) can change the neighbour's facing edge
+  // (its published values and mask): pixel k touches the neighbour's k, and
+  // with 8-connectivity k-1 and k+1. `only` >= 0 tests one pixel of mine
+  // against one of theirs (diagonal neighbours' corners).
+  bool reaches(const std::vector<uint8_t>& mine, int64_t nt, int which, int64_t only_mine = -1,
+               int64_t only_theirs = -1) {
+    Borders& b = borders_[static_cast<size_t>(nt)];
+    std::lock_guard<std::mutex> l(b.mu);
+    const std::vector<uint8_t>& j = which == 0 ? b.top : which == 1 ? b.bottom : which == 2 ? b.left : b.right;
+    const std::vector<uint8_t>& m = which == 0 ? b.mtop : which == 1 ? b.mbottom : which == 2 ? b.mleft : b.mright;
+    if (j.empty()) return true;
+    if (only_mine >= 0)
+      return rule_.can_propagate(mine.data() + only_mine * bpp_, j.data() + only_theirs * bpp_, m.data() + only_theirs * bpp_);
+    const int64_t n = static_cast<int64_t>(mine.size() / bpp_);
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t d = eight_ ? -1 : 0; d <= (eight_ ? 1 : 0); ++d) {
+        const int64_t q = k + d;
+        if (q < 0 || q >= n) continue;
+        if (rule_.can_propagate(mine.data() + k * bpp_, j.data() + q * bpp_, m.data() + q * bpp_)) return true;
+      }
+    return false;
+  }
+
+  // Records the tile's edges; with a feeder, queues each neighbour that a
+  // changed edge can now reach.
   void publish(int64_t t, const ImageView& v, const Rect& core, tbb::feeder<int64_t>* feeder) {
     const int64_t tx = t % grid_.cols(), ty = t / grid_.cols();
     Borders& b = borders_[static_cast<size_t>(t)];
-    auto line = [&](int64_t x0, int64_t y0, int64_t dx, int64_t dy, int64_t n) {
-      std::vector<uint8_t> e(static_cast<size_t>(n) * bpp_);
-      for (int64_t k = 0; k < n; ++k) std::memcpy(e.data() + k * bpp_, v.ptr_bytes(x0 + k * dx, y0 + k * dy), bpp_);
-      return e;
-    };
-    std::vector<uint8_t> top = line(core.x, core.y, 1, 0, core.w), bottom = line(core.x, core.y1() - 1, 1, 0, core.w);
-    std::vector<uint8_t> left = line(core.x, core.y, 0, 1, core.h), right = line(core.x1() - 1, core.y, 0, 1, core.h);
+    std::vector<uint8_t> top = line(v, core.x, core.y, 1, 0, core.w), bottom = line(v, core.x, core.y1() - 1, 1, 0, core.w);
+    std::vector<uint8_t> left = line(v, core.x, core.y, 0, 1, core.h), right = line(v, core.x1() - 1, core.y, 0, 1, core.h);
     bool c_top, c_bottom, c_left, c_right, c_tl, c_tr, c_bl, c_br;
     {
       std::lock_guard<std::mutex> l(b.mu);
@@ -150,20 +185,28 @@ class Engine {
       c_left = differs(left, b.left), c_right = differs(right, b.right);
       c_tl = px_differs(top, b.top, 0), c_tr = px_differs(top, b.top, core.w - 1);
       c_bl = px_differs(bottom, b.bottom, 0), c_br = px_differs(bottom, b.bottom, core.w - 1);
-      b.top = std::move(top), b.bottom = std::move(bottom), b.left = std::move(left), b.right = std::move(right);
+      b.top = top, b.bottom = bottom, b.left = left, b.right = right;
     }
     if (!feeder) return;
     const bool up = ty > 0, down = ty + 1 < grid_.rows(), lft = tx > 0, rgt = tx + 1 < grid_.cols();
-    if (up && c_top) enqueue(index(tx, ty - 1), *feeder);
-    if (down && c_bottom) enqueue(index(tx, ty + 1), *feeder);
-    if (lft && c_left) enqueue(index(tx - 1, ty), *feeder);
-    if (rgt && c_right) enqueue(index(tx + 1, ty), *feeder);
+    const int64_t w = core.w, h = core.h;
+    if (up && c_top && reaches(top, index(tx, ty - 1), 1)) enqueue(index(tx, ty - 1), *feeder);
+    if (down && c_bottom && reaches(bottom, index(tx, ty + 1), 0)) enqueue(index(tx, ty + 1), *feeder);
+    if (lft && c_left && reaches(left, index(tx - 1, ty), 3)) enqueue(index(tx - 1, ty), *feeder);
+    if (rgt && c_right && reaches(right, index(tx + 1, ty), 2)) enqueue(index(tx + 1, ty), *feeder);
     if (eight_) {
-      if (up && lft && c_tl) enqueue(index(tx - 1, ty - 1), *feeder);
-      if (up && rgt && c_tr) enqueue(index(tx + 1, ty - 1), *feeder);
-      if (down && lft && c_bl) enqueue(index(tx - 1, ty + 1), *feeder);
-      if (down && rgt && c_br) enqueue(index(tx + 1, ty + 1), *feeder);
+      // A corner pixel touches one pixel of the diagonal neighbour: the end
+      // of its facing edge line.
+      auto corner_w = [&](int64_t nx, int64_t ny) { return grid_.tile_rect(nx, ny).w; };
+      if (up && lft && c_tl && reaches(top, index(tx - 1, ty - 1), 1, 0, corner_w(tx - 1, ty - 1) - 1))
+        enqueue(index(tx - 1, ty - 1), *feeder);
+      if (up && rgt && c_tr && reaches(top, index(tx + 1, ty - 1), 1, w - 1, 0)) enqueue(index(tx + 1, ty - 1), *feeder);
+      if (down && lft && c_bl && reaches(bottom, index(tx - 1, ty + 1), 0, 0, corner_w(tx - 1, ty + 1) - 1))
+        enqueue(index(tx - 1, ty + 1), *feeder);
+      if (down && rgt && c_br && reaches(bottom, index(tx + 1, ty + 1), 0, w - 1, 0))
+        enqueue(index(tx + 1, ty + 1), *feeder);
     }
+    (void)h;
   }
 
   ScratchStore& j_;

@@ -26,6 +26,9 @@ class TilePropagator {
   virtual bool propagate(const ImageView& j, const ImageView& i, const Rect& core) const = 0;
   // A value that propagates nothing (outside the image).
   virtual void neutral(uint8_t* pixel) const = 0;
+  // Whether a pixel of value `from` next to a pixel (j, i) would change it:
+  // lets the engine leave alone a neighbour that nothing of ours can reach.
+  virtual bool can_propagate(const uint8_t* from, const uint8_t* j, const uint8_t* i) const = 0;
 };
 
 struct WavefrontOptions {

@@ -31,11 +31,14 @@ struct EdtStats {
 
 // No background anywhere: every distance is +infinity (documented result;
 // scipy returns distances to a point outside the image instead).
-std::unique_ptr<RawRasterFile> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
-                                                  const std::string& scratch_near, EdtStats* stats = nullptr);
+// The result is a float32 raster: in memory when it fits a quarter of
+// `memory`, else in a scratch file beside scratch_near.
+std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
+                                                    const std::string& scratch_near, EdtStats* stats = nullptr);
 
-// One row of the row pass: g2[i] = squared column distance (or inf2 where
-// the column has no background); out[u] = min_i (u - i)^2 + g2[i].
+// One row of the row pass: g2[i] = squared column distance (or a value above
+// any real one where the column has no background);
+// out[u] = min_i (u - i)^2 + g2[i]. s and t are scratch of n entries.
 void edt_row(const int64_t* g2, int64_t n, int64_t inf2, int64_t* out, int64_t* s, int64_t* t);
 
 }  // namespace tw

@@ -1,20 +1,56 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/memory_source.hpp"
 #include "kernels/edt/edt.hpp"
 
 namespace tw {
 namespace {
 
-int64_t floor_div(int64_t a, int64_t b) {  // b > 0
-  const int64_t q = a / b;
+template <class I>
+I floor_div(I a, I b) {  // b > 0
+  const I q = a / b;
   return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// Meijster's row pass in integers of type I (32-bit where every sum fits:
+// its divisions are much cheaper than 64-bit ones).
+template <class I>
+void row_pass(const I* g2, int64_t n, I* out, I* s, I* t) {
+  auto f = [&](I x, I i) { return (x - i) * (x - i) + g2[i]; };
+  // Where the parabola of u overtakes the one of i (Meijster's Sep). For
+  // 32-bit sums the quotient is exact in double precision (|num| < 2^31,
+  // den < 2^16: a non-integer quotient lies >= 2^-16 from an integer, far
+  // above the rounding error), and a double division is much cheaper.
+  auto sep = [&](I i, I u) {
+    const I num = u * u - i * i + g2[u] - g2[i], den = 2 * (u - i);
+    if constexpr (sizeof(I) == 4) return static_cast<I>(std::floor(static_cast<double>(num) / den));
+    else return floor_div<I>(num, den);
+  };
+  int64_t q = 0;
+  s[0] = 0, t[0] = 0;
+  for (I u = 1; u < static_cast<I>(n); ++u) {
+    while (q >= 0 && f(t[q], s[q]) > f(t[q], u)) --q;
+    if (q < 0) {
+      q = 0, s[0] = u;
+    } else {
+      const I w = 1 + sep(s[q], u);
+      if (w < static_cast<I>(n)) ++q, s[q] = u, t[q] = w;
+    }
+  }
+  for (I u = static_cast<I>(n) - 1; u >= 0; --u) {
+    out[u] = f(u, s[q]);
+    if (u == t[q]) --q;
+  }
 }
 
 // Foreground flags of a band: value > threshold (RGB: BT.601 luma).
@@ -23,6 +59,10 @@ void foreground(const Image& band, double thr, std::vector<uint8_t>& fg, int64_t
   const PixelFormat f = band.fmt();
   const int64_t y = band.rect().y + row;
   const uint8_t* p = band.row_bytes(y);
+  if (f == kGray8) {
+    for (int64_t x = 0; x < w; ++x) fg[static_cast<size_t>(x)] = p[x] > thr;
+    return;
+  }
   for (int64_t x = 0; x < w; ++x) {
     double v = 0;
     auto sample = [&](int c) -> double {
@@ -40,32 +80,39 @@ void foreground(const Image& band, double thr, std::vector<uint8_t>& fg, int64_t
   }
 }
 
+// A raster kept in memory when the budget allows, else in a scratch file.
+class Spillable {
+ public:
+  Spillable(PixelFormat fmt, int64_t w, int64_t h, bool in_memory, const std::string& near)
+      : fmt_(fmt), w_(w), h_(h) {
+    if (in_memory) mem_ = std::make_shared<MemorySource>(Image(fmt, Rect(0, 0, w, h)));
+    else file_ = std::make_shared<RawRasterFile>(near, fmt, w, h);
+  }
+  void write(const ImageView& v) {
+    if (file_) file_->write(v);
+    else copy_overlap(v, mem_->image().view());
+  }
+  Image read(const Rect& r) const { return file_ ? file_->read(0, r) : mem_->read(0, r); }
+  std::shared_ptr<const TileSource> source() const {
+    if (file_) return file_;
+    return mem_;
+  }
+
+ private:
+  PixelFormat fmt_;
+  int64_t w_, h_;
+  std::shared_ptr<MemorySource> mem_;
+  std::shared_ptr<RawRasterFile> file_;
+};
+
 }  // namespace
 
-void edt_row(const int64_t* g2, int64_t n, int64_t inf2, int64_t* out, int64_t* s, int64_t* t) {
-  (void)inf2;
-  auto f = [&](int64_t x, int64_t i) { return (x - i) * (x - i) + g2[i]; };
-  // Where the parabola of u overtakes the one of i (Meijster's Sep).
-  auto sep = [&](int64_t i, int64_t u) { return floor_div(u * u - i * i + g2[u] - g2[i], 2 * (u - i)); };
-  int64_t q = 0;
-  s[0] = 0, t[0] = 0;
-  for (int64_t u = 1; u < n; ++u) {
-    while (q >= 0 && f(t[q], s[q]) > f(t[q], u)) --q;
-    if (q < 0) {
-      q = 0, s[0] = u;
-    } else {
-      const int64_t w = 1 + sep(s[q], u);
-      if (w < n) ++q, s[q] = u, t[q] = w;
-    }
-  }
-  for (int64_t u = n - 1; u >= 0; --u) {
-    out[u] = f(u, s[q]);
-    if (u == t[q]) --q;
-  }
+void edt_row(const int64_t* g2, int64_t n, int64_t, int64_t* out, int64_t* s, int64_t* t) {
+  row_pass<int64_t>(g2, n, out, s, t);
 }
 
-std::unique_ptr<RawRasterFile> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
-                                                  const std::string& scratch_near, EdtStats* stats) {
+std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
+                                                    const std::string& scratch_near, EdtStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
   const LevelInfo& l0 = src.level(0);
   const int64_t W = l0.width, H = l0.height;
@@ -81,76 +128,117 @@ std::unique_ptr<RawRasterFile> euclidean_distance(const TileSource& src, const E
   const size_t per_row = static_cast<size_t>(W) * (src.info().fmt.bytes_per_pixel() + 4 + 4 + 4 * 8);
   const int64_t band = std::max<int64_t>(1, std::min<int64_t>(256, static_cast<int64_t>(memory / 2 / std::max<size_t>(per_row, 1))));
 
-  RawRasterFile below(scratch_near, gfmt, W, H);
+  // Both rasters (the column distances and the result) stay in memory when
+  // they fit a quarter of the budget each; beyond that they spill to files.
+  const size_t pixels = static_cast<size_t>(W) * static_cast<size_t>(H);
+  Spillable below(gfmt, W, H, pixels * gfmt.bytes_per_pixel() <= memory / 4, scratch_near);
   std::vector<int64_t> down(static_cast<size_t>(W), kInf);
-  std::vector<uint8_t> fg(static_cast<size_t>(W));
-  uint64_t n_fg = 0, n_bg = 0;
+  std::atomic<uint64_t> n_fg{0}, n_bg{0};
+  // Columns are independent: both column passes run over chunks of columns.
+  const int64_t chunk = std::max<int64_t>(64, W / 64);
+  auto column_chunks = [&](auto&& fn) {
+    tbb::parallel_for(int64_t{0}, ceil_div(W, chunk), [&](int64_t c) { fn(c * chunk, std::min(W, (c + 1) * chunk)); });
+  };
   // Bottom-up: distance to the nearest background at or below, per column.
+  // 0 marks background, so the second pass needs no second read of the input.
+  Image fgb(kGray8, Rect(0, 0, W, band));
   for (int64_t y1 = H; y1 > 0; y1 -= band) {
-    const int64_t y0 = std::max<int64_t>(0, y1 - band);
-    const Image in = src.read(0, Rect(0, y0, W, y1 - y0));
-    Image g(gfmt, Rect(0, y0, W, y1 - y0));
-    for (int64_t y = y1 - 1; y >= y0; --y) {
-      foreground(in, p.threshold, fg, y - y0);
-      for (int64_t x = 0; x < W; ++x) {
-        int64_t& d = down[static_cast<size_t>(x)];
-        if (!fg[static_cast<size_t>(x)]) d = 0, ++n_bg;
-        else d = d >= kInf ? kInf : std::min<int64_t>(d + 1, kInf), ++n_fg;
-        if (narrow) g.row<uint16_t>(y)[x] = static_cast<uint16_t>(d);
-        else g.row<int32_t>(y)[x] = static_cast<int32_t>(d);
-      }
-    }
+    const int64_t y0 = std::max<int64_t>(0, y1 - band), rows = y1 - y0;
+    const Image in = src.read(0, Rect(0, y0, W, rows));
+    fgb.set_origin(0, y0);
+    tbb::parallel_for(int64_t{0}, rows, [&](int64_t r) {
+      std::vector<uint8_t> fg(static_cast<size_t>(W));
+      foreground(in, p.threshold, fg, r);
+      std::memcpy(fgb.row<uint8_t>(y0 + r), fg.data(), static_cast<size_t>(W));
+    });
+    Image g(gfmt, Rect(0, y0, W, rows));
+    column_chunks([&](int64_t x0, int64_t x1) {
+      uint64_t f = 0;
+      auto scan = [&](auto* tag) {
+        using G = std::remove_pointer_t<decltype(tag)>;
+        for (int64_t y = y1 - 1; y >= y0; --y) {
+          const uint8_t* fg = fgb.row<uint8_t>(y);
+          G* out = g.row<G>(y);
+          for (int64_t x = x0; x < x1; ++x) {
+            int64_t& d = down[static_cast<size_t>(x)];
+            d = fg[x] ? std::min<int64_t>(d + 1, kInf) : 0;
+            out[x] = static_cast<G>(d);
+            f += fg[x];
+          }
+        }
+      };
+      if (narrow) scan(static_cast<uint16_t*>(nullptr));
+      else scan(static_cast<int32_t*>(nullptr));
+      n_fg += f;
+    });
     below.write(g.view());
   }
+  n_bg = static_cast<uint64_t>(W * H) - n_fg.load();
 
-  auto out = std::make_unique<RawRasterFile>(scratch_near, PixelFormat{SampleType::kF32, 1}, W, H);
+  Spillable out(PixelFormat{SampleType::kF32, 1}, W, H, pixels * 4 <= memory / 4, scratch_near);
   std::vector<int64_t> up(static_cast<size_t>(W), kInf);
   // Larger than any squared distance in the image; with sides under 2^30
   // every sum in the row pass stays below 2^63.
   const int64_t inf2 = W * W + H * H + 1;
+  // 32-bit row pass when 4 inf2 fits (sums of two squares and a difference).
+  const bool small = inf2 < (int64_t{1} << 29);
   struct Scratch {
     std::vector<int64_t> g2, d2, s, t;
+    std::vector<int32_t> g2s, d2s, ss, ts;
   };
   tbb::enumerable_thread_specific<Scratch> scratch;
   for (int64_t y0 = 0; y0 < H; y0 += band) {
     const int64_t rows = std::min(band, H - y0);
-    const Image in = src.read(0, Rect(0, y0, W, rows));
-    const Image g = below.read(0, Rect(0, y0, W, rows));
+    const Image g = below.read(Rect(0, y0, W, rows));
     Image col(PixelFormat{SampleType::kI32, 1}, Rect(0, y0, W, rows));  // min(up, down) per pixel
-    for (int64_t y = y0; y < y0 + rows; ++y) {
-      foreground(in, p.threshold, fg, y - y0);
-      int32_t* c = col.row<int32_t>(y);
-      for (int64_t x = 0; x < W; ++x) {
-        int64_t& u = up[static_cast<size_t>(x)];
-        u = fg[static_cast<size_t>(x)] ? (u >= kInf ? kInf : std::min<int64_t>(u + 1, kInf)) : 0;
-        const int64_t d = narrow ? g.row<uint16_t>(y)[x] : g.row<int32_t>(y)[x];
-        c[x] = static_cast<int32_t>(std::min(u, d));
-      }
-    }
+    column_chunks([&](int64_t x0, int64_t x1) {
+      auto scan = [&](auto* tag) {
+        using G = std::remove_pointer_t<decltype(tag)>;
+        for (int64_t y = y0; y < y0 + rows; ++y) {
+          int32_t* c = col.row<int32_t>(y);
+          const G* gd = g.row<G>(y);
+          for (int64_t x = x0; x < x1; ++x) {
+            const int64_t d = gd[x];
+            int64_t& u = up[static_cast<size_t>(x)];
+            u = d != 0 ? std::min<int64_t>(u + 1, kInf) : 0;
+            c[x] = static_cast<int32_t>(std::min(u, d));
+          }
+        }
+      };
+      if (narrow) scan(static_cast<const uint16_t*>(nullptr));
+      else scan(static_cast<const int32_t*>(nullptr));
+    });
     Image dist(PixelFormat{SampleType::kF32, 1}, Rect(0, y0, W, rows));
     tbb::parallel_for(y0, y0 + rows, [&](int64_t y) {
       Scratch& sc = scratch.local();
-      sc.g2.resize(static_cast<size_t>(W)), sc.d2.resize(static_cast<size_t>(W));
-      sc.s.resize(static_cast<size_t>(W)), sc.t.resize(static_cast<size_t>(W));
       const int32_t* c = col.row<int32_t>(y);
-      for (int64_t x = 0; x < W; ++x) {
-        const int64_t v = c[x] >= kInf ? kInf : c[x];
-        sc.g2[static_cast<size_t>(x)] = v >= kInf ? inf2 : v * v;
-      }
-      edt_row(sc.g2.data(), W, inf2, sc.d2.data(), sc.s.data(), sc.t.data());
       float* o = dist.row<float>(y);
-      for (int64_t x = 0; x < W; ++x) {
-        const int64_t d2 = sc.d2[static_cast<size_t>(x)];
-        o[x] = d2 >= inf2 ? std::numeric_limits<float>::infinity() : static_cast<float>(std::sqrt(static_cast<double>(d2)));
+      const size_t w = static_cast<size_t>(W);
+      auto finish = [&](auto* d2) {
+        for (int64_t x = 0; x < W; ++x) {
+          const int64_t v = d2[x];
+          o[x] = v >= inf2 ? std::numeric_limits<float>::infinity() : static_cast<float>(std::sqrt(static_cast<double>(v)));
+        }
+      };
+      if (small) {
+        sc.g2s.resize(w), sc.d2s.resize(w), sc.ss.resize(w), sc.ts.resize(w);
+        for (int64_t x = 0; x < W; ++x) sc.g2s[x] = c[x] >= kInf ? static_cast<int32_t>(inf2) : c[x] * c[x];
+        row_pass<int32_t>(sc.g2s.data(), W, sc.d2s.data(), sc.ss.data(), sc.ts.data());
+        finish(sc.d2s.data());
+      } else {
+        sc.g2.resize(w), sc.d2.resize(w), sc.s.resize(w), sc.t.resize(w);
+        for (int64_t x = 0; x < W; ++x) sc.g2[x] = c[x] >= kInf ? inf2 : int64_t{c[x]} * c[x];
+        row_pass<int64_t>(sc.g2.data(), W, sc.d2.data(), sc.s.data(), sc.t.data());
+        finish(sc.d2.data());
       }
     });
-    out->write(dist.view());
+    out.write(dist.view());
   }
   if (stats) {
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    stats->foreground = n_fg, stats->background = n_bg;
+    stats->foreground = n_fg.load(), stats->background = n_bg.load();
   }
-  return out;
+  return out.source();
 }
 
 }  // namespace tw

@@ -33,6 +33,12 @@ class Rule : public TilePropagator {
     std::memcpy(px, &v, sizeof v);
   }
 
+  bool can_propagate(const uint8_t* from, const uint8_t* j, const uint8_t* i) const override {
+    T f, q, m;
+    std::memcpy(&f, from, sizeof f), std::memcpy(&q, j, sizeof q), std::memcpy(&m, i, sizeof m);
+    return O::before(q, f) && q != m;
+  }
+
   bool propagate(const ImageView& jv, const ImageView& iv, const Rect& core) const override {
     const int64_t w = core.w, h = core.h;
     // Row pointers into the halo buffer (rows -1 .. h, pointing at column 0

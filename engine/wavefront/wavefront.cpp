@@ -3,6 +3,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_for_each.h>
+#include <tbb/task_arena.h>
 
 #include <atomic>
 #include <chrono>
@@ -228,7 +229,9 @@ WavefrontStats run_wavefront(ScratchStore& j, ScratchStore& i, const TilePropaga
   TW_ASSERT(j.info().fmt == i.info().fmt && j.grid().width == i.grid().width && j.grid().height == i.grid().height &&
             j.grid().tile_w == i.grid().tile_w);
   Engine e(j, i, rule, opt);
-  return e.run();
+  if (opt.max_concurrency <= 0) return e.run();
+  tbb::task_arena arena(opt.max_concurrency);
+  return arena.execute([&] { return e.run(); });
 }
 
 }  // namespace tw

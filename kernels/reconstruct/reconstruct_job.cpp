@@ -47,22 +47,28 @@ ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, 
   if (marker.info().fmt != fmt)
     throw InputError("the marker (" + marker.info().fmt.str() + ") and the mask (" + fmt.str() +
                      ") must have the same pixel type");
-  auto rule = make_reconstruct_rule(fmt, job.params);
+  ReconstructResult res;
+  const bool cuda = job.backend.is_cuda();
+  auto rule = cuda ? make_cuda_reconstruct_rule(job.backend.device, fmt, job.params, &res.gpu)
+                   : make_reconstruct_rule(fmt, job.params);
+  const int64_t tile = cuda ? std::max(job.tile, kCudaTile) : job.tile;
   const LevelInfo& l0 = mask.level(0);
   const LevelInfo& m0 = marker.level(0);
   if (m0.width != l0.width || m0.height != l0.height)
     throw InputError("the marker is " + std::to_string(m0.width) + "x" + std::to_string(m0.height) +
                      " but the mask is " + std::to_string(l0.width) + "x" + std::to_string(l0.height));
-  if (job.tile < 16 || job.tile > 16384) throw InputError("--tile must be between 16 and 16384");
+  if (tile < 16 || tile > 16384) throw InputError("--tile must be between 16 and 16384");
   // The budget: half for the working values, the rest for the mask (both
   // spill to scratch files beyond it), but never fewer tiles than the threads
   // pin at once.
-  const size_t tile_bytes = static_cast<size_t>(job.tile * job.tile) * fmt.bytes_per_pixel();
-  const size_t threads = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  const size_t tile_bytes = static_cast<size_t>(tile * tile) * fmt.bytes_per_pixel();
+  // With CUDA one tile is on the device at a time; two in work keep it fed.
+  const size_t threads =
+      cuda ? 2 : tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
   const size_t floor = tile_bytes * (2 * threads + 2);
-  auto j = std::make_shared<ScratchStore>(fmt, l0.width, l0.height, job.tile, std::max(job.memory / 2, floor),
+  auto j = std::make_shared<ScratchStore>(fmt, l0.width, l0.height, tile, std::max(job.memory / 2, floor),
                                           job.scratch_near, "reconstruction");
-  ScratchStore i(fmt, l0.width, l0.height, job.tile, std::max(job.memory * 3 / 8, floor), job.scratch_near, "mask");
+  ScratchStore i(fmt, l0.width, l0.height, tile, std::max(job.memory * 3 / 8, floor), job.scratch_near, "mask");
   const TileGrid& g = j->grid();
   std::mutex err_mu;
   std::string error;
@@ -78,7 +84,7 @@ ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, 
   if (!error.empty()) throw InputError(error);
   WavefrontOptions wo;
   wo.connectivity = job.params.connectivity;
-  ReconstructResult res;
+  if (cuda) wo.max_concurrency = 2;
   res.wavefront = run_wavefront(*j, i, *rule, wo);
   res.store = j->stats();
   res.image = std::move(j);

@@ -6,8 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "engine/backend.hpp"
 #include "engine/scratch_store.hpp"
 #include "kernels/reconstruct/reconstruct.hpp"
+#include "kernels/reconstruct/reconstruct_cuda.hpp"
 
 namespace tw {
 
@@ -16,15 +18,20 @@ struct ReconstructJob {
   // skimage refuses a marker above the mask (dilation) or below it
   // (erosion); so do we, unless asked to clip the marker to the mask.
   bool clip = false;
-  int64_t tile = 256;
+  int64_t tile = 256;  // the wavefront's tiles (CUDA: at least kCudaTile)
   size_t memory = size_t{1} << 30;
   std::string scratch_near;  // scratch files go beside this path
+  Backend backend;
 };
+
+// The GPU is filled only by large tiles: a 4096^2 tile is 4096 megapixels.
+constexpr int64_t kCudaTile = 4096;
 
 struct ReconstructResult {
   std::shared_ptr<ScratchStore> image;  // the reconstruction
   WavefrontStats wavefront;
   ScratchStore::Stats store;
+  GpuWavefrontStats gpu;  // with CUDA
 };
 
 ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job);

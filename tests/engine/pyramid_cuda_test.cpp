@@ -13,17 +13,13 @@
 #include "engine/pyramid/pyramid_job.hpp"
 #include "io/synthetic/synthetic_source.hpp"
 #include "tests/support/memory_sink.hpp"
+#include "tests/support/gpu.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
 namespace {
 
-#define TW_REQUIRE_GPU()                                                \
-  do {                                                                  \
-    if (cuda_devices().empty()) {                                       \
-      GTEST_SKIP() << "no CUDA device: " << cuda_unavailable_reason(); \
-    }                                                                   \
-  } while (0)
+
 
 Backend cuda0() {
   Backend b;

@@ -44,6 +44,9 @@ int cmd_edt(int argc, char** argv) {
   const SourcePtr in = open_source(a.positional()[0]);
   if (in->info().fmt.channels == 2 || in->info().fmt.channels > 4)
     throw InputError(in->info().path + " is " + in->info().fmt.str() + "; edt needs gray or RGB");
+  // The distance transform has no GPU kernel yet: it runs on the CPU threads.
+  if (common.backend.is_cuda() && a.str("device", "auto") != "auto")
+    std::fprintf(stderr, "tilewave: note: edt runs on the CPU in this version (no GPU kernel yet)\n");
   EdtStats st;
   const auto dist = euclidean_distance(*in, p, common.memory, output, &st);
   OutputRequest req;

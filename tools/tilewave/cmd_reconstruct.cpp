@@ -46,6 +46,7 @@ ReconstructJob job_for(const Args& a, const CommonOptions& common, const std::st
   job.tile = common.tile;
   job.memory = common.memory;
   job.scratch_near = output;
+  job.backend = common.backend;
   return job;
 }
 
@@ -62,6 +63,9 @@ std::vector<std::pair<std::string, std::string>> wavefront_report(const Reconstr
   return {{"tiles", std::to_string(r.wavefront.tiles)},
           {"tile_visits", std::to_string(r.wavefront.tile_visits)},
           {"wavefront_seconds", std::to_string(r.wavefront.seconds)},
+          {"megapixel_visits", std::to_string(r.gpu.megapixel_visits)},
+          {"gpu_kernel_seconds", std::to_string(r.gpu.kernel_seconds)},
+          {"gpu_transfer_seconds", std::to_string(r.gpu.transfer_seconds)},
           {"tiles_spilled", std::to_string(r.store.spills)},
           {"tiles_reloaded", std::to_string(r.store.loads)}};
 }

@@ -1,0 +1,26 @@
+#pragma once
+// Morphological reconstruction on the GPU: the IWPP-MP algorithm of seed 001
+// (a global queue of 32x32 "megapixels" processed in shared memory), made
+// exact for 4- and 8-connectivity. Solves one tile (with its one-pixel halo
+// of fixed neighbour values) per call; the tile-level wavefront engine does
+// the rest, so images of any size work.
+#include <cstdint>
+#include <memory>
+
+#include "engine/wavefront/wavefront.hpp"
+#include "kernels/reconstruct/reconstruct.hpp"
+
+namespace tw {
+
+struct GpuWavefrontStats {
+  int64_t megapixel_visits = 0;
+  double kernel_seconds = 0;     // device time of the propagation kernels
+  double transfer_seconds = 0;   // device time of the copies (and conversions)
+};
+
+// A TilePropagator that runs each tile on CUDA device `device`. Calls are
+// serialised (the GPU is filled by one tile); use large tiles.
+std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int device, PixelFormat fmt, const ReconstructParams& p,
+                                                           GpuWavefrontStats* stats);
+
+}  // namespace tw

@@ -1,0 +1,11 @@
+// Builds without CUDA: no GPU rule.
+#include "engine/error.hpp"
+#include "kernels/reconstruct/reconstruct_cuda.hpp"
+
+namespace tw {
+
+std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int, PixelFormat, const ReconstructParams&, GpuWavefrontStats*) {
+  throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
+}
+
+}  // namespace tw

@@ -5,10 +5,10 @@
 // instruction). The tile's halo ring is part of the image but frozen.
 //
 // A persistent kernel: each resident block of one warp takes a 32x32
-// megapixel from a global ring queue, loads it with its one-pixel apron into
-// shared memory, sweeps lines in the four directions until nothing changes
-// (exact for 8-connectivity: each sweep reads the three neighbours behind the
-// line), writes back, and enqueues each neighbouring megapixel whose apron it
+// megapixel from a global queue, loads it with its one-pixel apron into
+// shared memory, sweeps lines in the four directions until a parallel check
+// finds it stable (exact for 8-connectivity: each sweep reads the three
+// neighbours behind the line), writes back, and enqueues each neighbouring megapixel whose apron it
 // changed. A megapixel is queued at most once at a time (a flag). `pending`
 // counts queued-or-in-work megapixels; successors are counted before their
 // parent is released, so it reaches zero only when all work is done — the
@@ -26,16 +26,21 @@ namespace tw {
 namespace {
 
 constexpr int kMp = 32;
-constexpr uint32_t kEmpty = 0xffffffffu;
 
+// A ticket queue: producers and consumers draw indices with fetch-add (no
+// retries, so thousands of idle blocks do not serialise on one word) and meet
+// at slot index % capacity. A slot word is (state << 32 | item), state 2L =
+// empty for lap L, 2L + 1 = holding lap L's item. The capacity exceeds the
+// megapixels plus the blocks, so a producer never waits on a slot whose
+// consumer has not drawn its ticket.
 struct Queue {
-  uint32_t* items;     // ring of megapixel indices, kEmpty when free
-  uint32_t* queued;    // per megapixel: 1 while in the ring
+  unsigned long long* slots;
+  uint32_t* queued;    // per megapixel: 1 while in the queue
   unsigned long long* head;
   unsigned long long* tail;
   int* pending;
   unsigned long long* visits;
-  uint32_t capacity;
+  unsigned long long capacity;
 };
 
 struct Geometry {
@@ -51,12 +56,60 @@ __device__ __forceinline__ uint32_t ahead(uint32_t a, uint32_t b) { return kDila
 template <bool kDilate>
 __device__ __forceinline__ uint32_t limit(uint32_t a, uint32_t b) { return kDilate ? min(a, b) : max(a, b); }
 
-__device__ void enqueue(const Queue& q, uint32_t mp) {
-  if (atomicExch(&q.queued[mp], 1u) != 0) return;  // already queued
-  atomicAdd(q.pending, 1);
-  const unsigned long long slot = atomicAdd(q.tail, 1ull) % q.capacity;
-  // The slot's previous item may still be on its way out.
-  while (atomicCAS(&q.items[slot], kEmpty, mp) != kEmpty) __nanosleep(32);
+template <class T>
+__device__ __forceinline__ T load_relaxed(const T* p) { return *const_cast<const volatile T*>(p); }
+
+template <class T>
+__device__ __forceinline__ void store_relaxed(T* p, T v) { *const_cast<volatile T*>(p) = v; }
+
+__device__ __forceinline__ uint32_t slot_state(unsigned long long word) { return static_cast<uint32_t>(word >> 32); }
+
+// Warp-wide: each lane with `want` queues megapixel `mp` unless it is queued
+// already. The new items are counted in `pending` before they are published,
+// so the count cannot touch zero while work is about to appear. One leader
+// reserves all the tickets: the chain of dependent atomics is what a
+// propagation front waits on at every megapixel it crosses.
+__device__ void enqueue_warp(const Queue& q, bool want, uint32_t mp, int lane) {
+  const bool fresh = want && atomicExch(&q.queued[mp], 1u) == 0;
+  const unsigned mask = __ballot_sync(0xffffffffu, fresh);
+  if (!mask) return;
+  const int leader = __ffs(mask) - 1, count = __popc(mask);
+  unsigned long long base = 0;
+  if (lane == leader) {
+    atomicAdd(q.pending, count);
+    __threadfence();
+    base = atomicAdd(q.tail, static_cast<unsigned long long>(count));
+  }
+  base = __shfl_sync(0xffffffffu, base, leader);
+  if (fresh) {
+    const unsigned long long t = base + __popc(mask & ((1u << lane) - 1u));
+    unsigned long long* slot = &q.slots[t % q.capacity];
+    const uint32_t lap = static_cast<uint32_t>(t / q.capacity);
+    // The previous lap's consumer may still be taking its item.
+    while (slot_state(load_relaxed(slot)) != 2 * lap) __nanosleep(20);
+    store_relaxed(slot, (static_cast<unsigned long long>(2 * lap + 1) << 32) | mp);
+  }
+}
+
+// Lane 0 takes the next megapixel; -1 once no work is pending anywhere.
+__device__ int dequeue(const Queue& q) {
+  const unsigned long long h = atomicAdd(q.head, 1ull);
+  unsigned long long* slot = &q.slots[h % q.capacity];
+  const uint32_t lap = static_cast<uint32_t>(h / q.capacity);
+  for (;;) {
+    const unsigned long long word = load_relaxed(slot);
+    if (slot_state(word) == 2 * lap + 1) {
+      store_relaxed(slot, static_cast<unsigned long long>(2 * lap + 2) << 32);
+      const uint32_t mp = static_cast<uint32_t>(word);
+      // From here on it may be queued again; whoever queues it wrote its
+      // values before, so our loads (after this fence) see them.
+      atomicExch(&q.queued[mp], 0u);
+      __threadfence();
+      return static_cast<int>(mp);
+    }
+    if (load_relaxed(q.pending) == 0) return -1;
+    __nanosleep(20);
+  }
 }
 
 template <bool kDilate, bool kEight>
@@ -64,34 +117,14 @@ __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
   __shared__ uint32_t sj[kMp + 2][kMp + 3];  // padded: column sweeps stay conflict-free
   __shared__ uint32_t si[kMp][kMp + 1];
   __shared__ uint32_t old[kMp][kMp + 1];
-  __shared__ int s_item;
   const int lane = threadIdx.x;
   const uint32_t neutral = kDilate ? 0u : 0xffffffffu;
+  unsigned long long visits = 0;
   for (;;) {
-    // Take a megapixel, or leave once no work is pending anywhere.
-    if (lane == 0) {
-      s_item = -1;
-      for (;;) {
-        const unsigned long long h = atomicAdd(q.head, 0ull), t = atomicAdd(q.tail, 0ull);
-        if (h < t) {
-          if (atomicCAS(q.head, h, h + 1) == h) {
-            const unsigned long long slot = h % q.capacity;
-            uint32_t mp;
-            while ((mp = atomicExch(&q.items[slot], kEmpty)) == kEmpty) __nanosleep(32);
-            atomicExch(&q.queued[mp], 0u);  // from here on it may be queued again
-            s_item = static_cast<int>(mp);
-            break;
-          }
-        } else if (atomicAdd(q.pending, 0) == 0) {
-          break;
-        } else {
-          __nanosleep(100);
-        }
-      }
-    }
-    __syncwarp();
-    const int item = s_item;
-    if (item < 0) return;
+    int item = lane == 0 ? dequeue(q) : 0;
+    item = __shfl_sync(0xffffffffu, item, 0);
+    if (item < 0) break;
+    ++visits;
     const int bx = item % g.nbx, by = item / g.nbx;
     const int x0 = bx * kMp, y0 = by * kMp;  // core coordinates of the megapixel
     // Load: buffer coordinates are core + 1. Pixels outside the buffer are
@@ -113,9 +146,25 @@ __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
       old[ly][lx] = v;
     }
     __syncwarp();
-    // Sweeps until stable. Lane = the line; each step reads the pixels behind it.
-    for (bool changed = true; changed;) {
+    bool grew = false;
+    for (;;) {
+      // Stable? A parallel check is far cheaper than a confirming round of
+      // sweeps, and most visits of an over-queued megapixel end here.
       bool c = false;
+      for (int y = 0; y < kMp; ++y) {
+        const int x = lane;
+        const uint32_t cur = sj[y + 1][x + 1];
+        uint32_t v = ahead<kDilate>(ahead<kDilate>(sj[y][x + 1], sj[y + 2][x + 1]),
+                                    ahead<kDilate>(sj[y + 1][x], sj[y + 1][x + 2]));
+        if (kEight)
+          v = ahead<kDilate>(v, ahead<kDilate>(ahead<kDilate>(sj[y][x], sj[y][x + 2]),
+                                               ahead<kDilate>(sj[y + 2][x], sj[y + 2][x + 2])));
+        c |= limit<kDilate>(ahead<kDilate>(v, cur), si[y][x]) != cur;
+      }
+      if (!__any_sync(0xffffffffu, c)) break;
+      grew = true;
+      // Line sweeps in the four directions. Lane = the line; each step reads
+      // the pixels behind it (exact for 8-connectivity).
       for (int dir = 0; dir < 4; ++dir) {
         for (int s = 0; s < kMp; ++s) {
           int x, y, bx1, by1, bx2, by2, bx3, by3;  // pixel and its (up to) three neighbours behind
@@ -127,49 +176,56 @@ __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
           uint32_t v = ahead<kDilate>(cur, sj[by1 + 1][bx1 + 1]);
           if (kEight) v = ahead<kDilate>(ahead<kDilate>(v, sj[by2 + 1][bx2 + 1]), sj[by3 + 1][bx3 + 1]);
           v = limit<kDilate>(v, si[y][x]);
-          if (v != cur) sj[y + 1][x + 1] = v, c = true;
+          if (v != cur) sj[y + 1][x + 1] = v;
           __syncwarp();
         }
       }
-      changed = __any_sync(0xffffffffu, c);
     }
-    // Write back what grew; note which edges changed for the neighbours.
+    // Write back what grew (reductions without a returned value: nothing to
+    // wait for) and note which edges changed for the neighbours. A value some
+    // other block already exceeded may queue a neighbour needlessly; harmless.
     bool e_top = false, e_bottom = false, e_left = false, e_right = false;
     bool c_tl = false, c_tr = false, c_bl = false, c_br = false;
-    for (int k = lane; k < kMp * kMp; k += 32) {
-      const int ly = k / kMp, lx = k % kMp;
-      const int cx = x0 + lx, cy = y0 + ly;
-      const uint32_t v = sj[ly + 1][lx + 1];
-      if (v == old[ly][lx] || cx >= g.w || cy >= g.h) continue;
-      uint32_t* p = &g.j[(cy + 1) * g.pitch + cx + 1];
-      const uint32_t prev = kDilate ? atomicMax(p, v) : atomicMin(p, v);
-      if (kDilate ? prev >= v : prev <= v) continue;  // someone got there first
-      const bool last_x = lx == kMp - 1 || cx == g.w - 1, last_y = ly == kMp - 1 || cy == g.h - 1;
-      e_top |= ly == 0, e_bottom |= last_y, e_left |= lx == 0, e_right |= last_x;
-      c_tl |= ly == 0 && lx == 0, c_tr |= ly == 0 && last_x, c_bl |= last_y && lx == 0, c_br |= last_y && last_x;
-    }
-    e_top = __any_sync(0xffffffffu, e_top), e_bottom = __any_sync(0xffffffffu, e_bottom);
-    e_left = __any_sync(0xffffffffu, e_left), e_right = __any_sync(0xffffffffu, e_right);
-    c_tl = __any_sync(0xffffffffu, c_tl), c_tr = __any_sync(0xffffffffu, c_tr);
-    c_bl = __any_sync(0xffffffffu, c_bl), c_br = __any_sync(0xffffffffu, c_br);
-    if (lane == 0) {
-      __threadfence();  // our values are visible before anyone dequeues a neighbour
-      const bool up = by > 0, down = by + 1 < g.nby, left = bx > 0, right = bx + 1 < g.nbx;
-      if (up && e_top) enqueue(q, item - g.nbx);
-      if (down && e_bottom) enqueue(q, item + g.nbx);
-      if (left && e_left) enqueue(q, item - 1);
-      if (right && e_right) enqueue(q, item + 1);
-      if (kEight) {
-        if (up && left && c_tl) enqueue(q, item - g.nbx - 1);
-        if (up && right && c_tr) enqueue(q, item - g.nbx + 1);
-        if (down && left && c_bl) enqueue(q, item + g.nbx - 1);
-        if (down && right && c_br) enqueue(q, item + g.nbx + 1);
+    if (grew) {
+      for (int k = lane; k < kMp * kMp; k += 32) {
+        const int ly = k / kMp, lx = k % kMp;
+        const int cx = x0 + lx, cy = y0 + ly;
+        const uint32_t v = sj[ly + 1][lx + 1];
+        if (v == old[ly][lx] || cx >= g.w || cy >= g.h) continue;
+        uint32_t* p = &g.j[(cy + 1) * g.pitch + cx + 1];
+        if (kDilate) atomicMax(p, v);
+        else atomicMin(p, v);
+        const bool last_x = lx == kMp - 1 || cx == g.w - 1, last_y = ly == kMp - 1 || cy == g.h - 1;
+        e_top |= ly == 0, e_bottom |= last_y, e_left |= lx == 0, e_right |= last_x;
+        c_tl |= ly == 0 && lx == 0, c_tr |= ly == 0 && last_x, c_bl |= last_y && lx == 0, c_br |= last_y && last_x;
       }
-      atomicAdd(q.visits, 1ull);
-      atomicSub(q.pending, 1);  // after the successors were counted
+      __threadfence();  // our values are visible before anyone dequeues a neighbour
+      e_top = __any_sync(0xffffffffu, e_top), e_bottom = __any_sync(0xffffffffu, e_bottom);
+      e_left = __any_sync(0xffffffffu, e_left), e_right = __any_sync(0xffffffffu, e_right);
+      c_tl = __any_sync(0xffffffffu, c_tl), c_tr = __any_sync(0xffffffffu, c_tr);
+      c_bl = __any_sync(0xffffffffu, c_bl), c_br = __any_sync(0xffffffffu, c_br);
+      // Lanes 0-7 queue the eight neighbours at once.
+      const bool up = by > 0, down = by + 1 < g.nby, left = bx > 0, right = bx + 1 < g.nbx;
+      bool want = false;
+      int nb = item;
+      switch (lane) {
+        case 0: want = up && e_top, nb = item - g.nbx; break;
+        case 1: want = down && e_bottom, nb = item + g.nbx; break;
+        case 2: want = left && e_left, nb = item - 1; break;
+        case 3: want = right && e_right, nb = item + 1; break;
+        case 4: want = kEight && up && left && c_tl, nb = item - g.nbx - 1; break;
+        case 5: want = kEight && up && right && c_tr, nb = item - g.nbx + 1; break;
+        case 6: want = kEight && down && left && c_bl, nb = item + g.nbx - 1; break;
+        case 7: want = kEight && down && right && c_br, nb = item + g.nbx + 1; break;
+        default: break;
+      }
+      enqueue_warp(q, want, static_cast<uint32_t>(nb), lane);
+      __syncwarp();
     }
+    if (lane == 0) atomicSub(q.pending, 1);  // after the successors were counted
     __syncwarp();
   }
+  if (lane == 0) atomicAdd(q.visits, visits);
 }
 
 template <class T>
@@ -210,10 +266,14 @@ class CudaRule : public TilePropagator {
       i_ = cuda::DeviceBuffer<uint32_t>(words);
     }
     const int nbx = (w + kMp - 1) / kMp, nby = (h + kMp - 1) / kMp, n = nbx * nby;
-    if (items_.size() < static_cast<size_t>(n)) {
-      items_ = cuda::DeviceBuffer<uint32_t>(static_cast<size_t>(n));
-      queued_ = cuda::DeviceBuffer<uint32_t>(static_cast<size_t>(n));
-    }
+    int per_sm = 0, sms = 0;
+    TW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, iwpp_mp<kDilate, kEight>, 32, 0));
+    TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+    // Persistent blocks must all be resident at once (they wait for each other).
+    const int blocks = std::max(1, std::min(per_sm * sms, n));
+    const size_t capacity = static_cast<size_t>(n) + blocks + 1;
+    if (slots_.size() < capacity) slots_ = cuda::DeviceBuffer<unsigned long long>(capacity);
+    if (queued_.size() < static_cast<size_t>(n)) queued_ = cuda::DeviceBuffer<uint32_t>(static_cast<size_t>(n));
     if (!counters_.get()) counters_ = cuda::DeviceBuffer<unsigned long long>(4);
     // Upload the tile with its halo, and the mask, as they are; widen on the device.
     const size_t row = static_cast<size_t>(w + 2) * sizeof(T);
@@ -232,23 +292,18 @@ class CudaRule : public TilePropagator {
     widen<T><<<dim3((w + 255) / 256, h), 256, 0, s>>>(reinterpret_cast<const T*>(staging_.get()), mrow,
                                                        i_.get() + pitch + 1, pitch, w, h);
     TW_CUDA_CHECK_LAUNCH();
-    // Every megapixel starts queued.
-    std::vector<uint32_t> all(static_cast<size_t>(n));
-    for (int k = 0; k < n; ++k) all[static_cast<size_t>(k)] = static_cast<uint32_t>(k);
-    TW_CUDA_CHECK(cudaMemcpyAsync(items_.get(), all.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-    std::fill(all.begin(), all.end(), 1u);
+    // Every megapixel starts queued: tickets 0..n-1 hold lap 0's items.
+    std::vector<unsigned long long> slots(capacity, 0ull);
+    for (int k = 0; k < n; ++k) slots[static_cast<size_t>(k)] = (1ull << 32) | static_cast<uint32_t>(k);
+    TW_CUDA_CHECK(cudaMemcpyAsync(slots_.get(), slots.data(), capacity * sizeof slots[0], cudaMemcpyHostToDevice, s));
+    const std::vector<uint32_t> all(static_cast<size_t>(n), 1u);
     TW_CUDA_CHECK(cudaMemcpyAsync(queued_.get(), all.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
     const unsigned long long init[4] = {0, static_cast<unsigned long long>(n), static_cast<unsigned long long>(n), 0};
     TW_CUDA_CHECK(cudaMemcpyAsync(counters_.get(), init, sizeof init, cudaMemcpyHostToDevice, s));
     t1.record(s);
     Geometry geo{j_.get(), i_.get(), pitch, w, h, nbx, nby};
-    Queue q{items_.get(), queued_.get(), counters_.get(), counters_.get() + 1,
-            reinterpret_cast<int*>(counters_.get() + 2), counters_.get() + 3, static_cast<uint32_t>(n)};
-    int per_sm = 0, sms = 0;
-    TW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, iwpp_mp<kDilate, kEight>, 32, 0));
-    TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    // Persistent blocks must all be resident at once (they wait for each other).
-    const int blocks = std::max(1, std::min(per_sm * sms, n));
+    Queue q{slots_.get(), queued_.get(), counters_.get(), counters_.get() + 1,
+            reinterpret_cast<int*>(counters_.get() + 2), counters_.get() + 3, capacity};
     iwpp_mp<kDilate, kEight><<<blocks, 32, 0, s>>>(geo, q);
     TW_CUDA_CHECK_LAUNCH();
     t2.record(s);
@@ -281,7 +336,8 @@ class CudaRule : public TilePropagator {
   GpuWavefrontStats* stats_;
   mutable std::mutex mu_;
   mutable cuda::Stream stream_;
-  mutable cuda::DeviceBuffer<uint32_t> j_, i_, items_, queued_;
+  mutable cuda::DeviceBuffer<uint32_t> j_, i_, queued_;
+  mutable cuda::DeviceBuffer<unsigned long long> slots_;
   mutable cuda::DeviceBuffer<unsigned long long> counters_;
   mutable cuda::DeviceBuffer<uint8_t> staging_;
 };

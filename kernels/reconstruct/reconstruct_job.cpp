@@ -39,6 +39,18 @@ std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchS
   return "";
 }
 
+// Stores hold at least 2 * threads + 2 tiles each (below); with CUDA two
+// tiles are in work.
+constexpr size_t kCudaStoreTiles = 6;
+
+int64_t gpu_tile(const ReconstructJob& job, PixelFormat fmt) {
+  if (job.gpu_tile > 0) return job.gpu_tile;
+  for (int64_t t = kCudaTileMax; t > kCudaTile; t /= 2)
+    if (2 * kCudaStoreTiles * static_cast<size_t>(t * t) * fmt.bytes_per_pixel() <= job.memory)
+      return std::max(t, job.tile);
+  return std::max(kCudaTile, job.tile);
+}
+
 }  // namespace
 
 ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job) {
@@ -51,7 +63,7 @@ ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, 
   const bool cuda = job.backend.is_cuda();
   auto rule = cuda ? make_cuda_reconstruct_rule(job.backend.device, fmt, job.params, &res.gpu)
                    : make_reconstruct_rule(fmt, job.params);
-  const int64_t tile = cuda ? std::max(job.tile, kCudaTile) : job.tile;
+  const int64_t tile = cuda ? gpu_tile(job, fmt) : job.tile;
   const LevelInfo& l0 = mask.level(0);
   const LevelInfo& m0 = marker.level(0);
   if (m0.width != l0.width || m0.height != l0.height)

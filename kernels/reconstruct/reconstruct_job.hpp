@@ -18,14 +18,19 @@ struct ReconstructJob {
   // skimage refuses a marker above the mask (dilation) or below it
   // (erosion); so do we, unless asked to clip the marker to the mask.
   bool clip = false;
-  int64_t tile = 256;  // the wavefront's tiles (CUDA: at least kCudaTile)
+  int64_t tile = 256;  // the wavefront's tiles on the CPU
+  // With CUDA: 0 picks the largest of 8192 and 4096 whose tiles fit the
+  // memory budget (never below `tile`).
+  int64_t gpu_tile = 0;
   size_t memory = size_t{1} << 30;
   std::string scratch_near;  // scratch files go beside this path
   Backend backend;
 };
 
-// The GPU is filled only by large tiles: a 4096^2 tile is 4096 megapixels.
+// The GPU is filled only by large tiles: a 4096^2 tile is 16384 megapixels,
+// and every extra tile visit moves the tile across PCIe again.
 constexpr int64_t kCudaTile = 4096;
+constexpr int64_t kCudaTileMax = 8192;
 
 struct ReconstructResult {
   std::shared_ptr<ScratchStore> image;  // the reconstruction

@@ -20,11 +20,12 @@ Image copy_of(const Image& a) {
   return b;
 }
 
-Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, ReconstructResult* out = nullptr) {
+Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, ReconstructResult* out = nullptr,
+          int64_t gpu_tile = kCudaTile) {
   MemorySource s(copy_of(seed)), m(copy_of(mask));
   ReconstructJob job;
   job.params = p;
-  job.tile = cuda ? kCudaTile : 256;
+  job.gpu_tile = gpu_tile;
   job.scratch_near = "/tmp/tilewave-test";
   if (cuda) job.backend.kind = Backend::Kind::kCuda;
   ReconstructResult r = reconstruct(s, m, job);
@@ -33,16 +34,14 @@ Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, 
   return img;
 }
 
-void expect_same(const Image& seed, const Image& mask, ReconstructParams p, const std::string& what) {
+void expect_same(const Image& seed, const Image& mask, ReconstructParams p, const std::string& what,
+                 int64_t gpu_tile = kCudaTile) {
   ReconstructResult gr;
-  const Image g = run(seed, mask, p, true, &gr);
+  const Image g = run(seed, mask, p, true, &gr, gpu_tile);
   const Image c = run(seed, mask, p, false);
   EXPECT_EQ(test::diff_images(g.view(), c.view()), "") << what;
   EXPECT_GT(gr.gpu.megapixel_visits, 0) << what;
 }
-
-
-
 TEST(CpuVsCuda, ReconstructEveryVariant) {
   TW_REQUIRE_GPU();
   for (PixelFormat fmt : {kGray8, kGray16})
@@ -90,6 +89,8 @@ TEST(CpuVsCuda, ReconstructWorstCases) {
   mseed.fill_zero();
   mseed.ptr<uint8_t>(1, 1)[0] = 150;
   for (int conn : {4, 8}) expect_same(mseed, maze, {ReconstructMethod::kDilation, conn}, "maze " + std::to_string(conn));
+  // The corridor crosses the borders of 256-pixel GPU tiles back and forth.
+  expect_same(mseed, maze, {ReconstructMethod::kDilation, 8}, "maze, GPU tiles of 256", 256);
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ struct EdtParams {
 struct EdtStats {
   double seconds = 0;
   uint64_t foreground = 0, background = 0;
+  // With CUDA: device time of the kernels and of the copies, and how many
+  // bands of rows the image was cut into (1: it fitted on the device).
+  double gpu_kernel_seconds = 0, gpu_transfer_seconds = 0;
+  int64_t gpu_bands = 0;
 };
 
 // No background anywhere: every distance is +infinity (documented result;

@@ -12,6 +12,7 @@
 #include "engine/error.hpp"
 #include "engine/memory_source.hpp"
 #include "kernels/edt/edt.hpp"
+#include "kernels/edt/edt_support.hpp"
 
 namespace tw {
 namespace {
@@ -52,58 +53,6 @@ void row_pass(const I* g2, int64_t n, I* out, I* s, I* t) {
     if (u == t[q]) --q;
   }
 }
-
-// Foreground flags of a band: value > threshold (RGB: BT.601 luma).
-void foreground(const Image& band, double thr, std::vector<uint8_t>& fg, int64_t row) {
-  const int64_t w = band.rect().w;
-  const PixelFormat f = band.fmt();
-  const int64_t y = band.rect().y + row;
-  const uint8_t* p = band.row_bytes(y);
-  if (f == kGray8) {
-    for (int64_t x = 0; x < w; ++x) fg[static_cast<size_t>(x)] = p[x] > thr;
-    return;
-  }
-  for (int64_t x = 0; x < w; ++x) {
-    double v = 0;
-    auto sample = [&](int c) -> double {
-      switch (f.type) {
-        case SampleType::kU8: return p[x * f.channels + c];
-        case SampleType::kU16: return reinterpret_cast<const uint16_t*>(p)[x * f.channels + c];
-        case SampleType::kI32: return reinterpret_cast<const int32_t*>(p)[x * f.channels + c];
-        case SampleType::kF32: return reinterpret_cast<const float*>(p)[x * f.channels + c];
-      }
-      return 0;
-    };
-    if (f.channels >= 3) v = 0.299 * sample(0) + 0.587 * sample(1) + 0.114 * sample(2);
-    else v = sample(0);
-    fg[static_cast<size_t>(x)] = v > thr;
-  }
-}
-
-// A raster kept in memory when the budget allows, else in a scratch file.
-class Spillable {
- public:
-  Spillable(PixelFormat fmt, int64_t w, int64_t h, bool in_memory, const std::string& near)
-      : fmt_(fmt), w_(w), h_(h) {
-    if (in_memory) mem_ = std::make_shared<MemorySource>(Image(fmt, Rect(0, 0, w, h)));
-    else file_ = std::make_shared<RawRasterFile>(near, fmt, w, h);
-  }
-  void write(const ImageView& v) {
-    if (file_) file_->write(v);
-    else copy_overlap(v, mem_->image().view());
-  }
-  Image read(const Rect& r) const { return file_ ? file_->read(0, r) : mem_->read(0, r); }
-  std::shared_ptr<const TileSource> source() const {
-    if (file_) return file_;
-    return mem_;
-  }
-
- private:
-  PixelFormat fmt_;
-  int64_t w_, h_;
-  std::shared_ptr<MemorySource> mem_;
-  std::shared_ptr<RawRasterFile> file_;
-};
 
 }  // namespace
 
@@ -147,9 +96,7 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
     const Image in = src.read(0, Rect(0, y0, W, rows));
     fgb.set_origin(0, y0);
     tbb::parallel_for(int64_t{0}, rows, [&](int64_t r) {
-      std::vector<uint8_t> fg(static_cast<size_t>(W));
-      foreground(in, p.threshold, fg, r);
-      std::memcpy(fgb.row<uint8_t>(y0 + r), fg.data(), static_cast<size_t>(W));
+      foreground_row(in, p.threshold, fgb.row<uint8_t>(y0 + r), r);
     });
     Image g(gfmt, Rect(0, y0, W, rows));
     column_chunks([&](int64_t x0, int64_t x1) {

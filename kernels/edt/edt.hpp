@@ -26,6 +26,7 @@ struct EdtParams {
 
 struct EdtStats {
   double seconds = 0;
+  double read_seconds = 0;  // of `seconds`: reading (and decoding) the input
   uint64_t foreground = 0, background = 0;
   // With CUDA: device time of the kernels and of the copies, and how many
   // bands of rows the image was cut into (1: it fitted on the device).

@@ -90,15 +90,18 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
   };
   // Bottom-up: distance to the nearest background at or below, per column.
   // 0 marks background, so the second pass needs no second read of the input.
-  Image fgb(kGray8, Rect(0, 0, W, band));
+  Image fgb(kGray8, Rect(0, 0, W, band)), gtmp;
+  double read_s = 0;
   for (int64_t y1 = H; y1 > 0; y1 -= band) {
     const int64_t y0 = std::max<int64_t>(0, y1 - band), rows = y1 - y0;
+    const auto r0 = std::chrono::steady_clock::now();
     const Image in = src.read(0, Rect(0, y0, W, rows));
+    read_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
     fgb.set_origin(0, y0);
     tbb::parallel_for(int64_t{0}, rows, [&](int64_t r) {
       foreground_row(in, p.threshold, fgb.row<uint8_t>(y0 + r), r);
     });
-    Image g(gfmt, Rect(0, y0, W, rows));
+    const ImageView g = below.window(Rect(0, y0, W, rows), gtmp);
     column_chunks([&](int64_t x0, int64_t x1) {
       uint64_t f = 0;
       auto scan = [&](auto* tag) {
@@ -118,7 +121,7 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
       else scan(static_cast<int32_t*>(nullptr));
       n_fg += f;
     });
-    below.write(g.view());
+    below.commit(g);
   }
   n_bg = static_cast<uint64_t>(W * H) - n_fg.load();
 
@@ -134,10 +137,11 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
     std::vector<int32_t> g2s, d2s, ss, ts;
   };
   tbb::enumerable_thread_specific<Scratch> scratch;
+  Image col(PixelFormat{SampleType::kI32, 1}, Rect(0, 0, W, band)), dtmp;  // col: min(up, down) per pixel
   for (int64_t y0 = 0; y0 < H; y0 += band) {
     const int64_t rows = std::min(band, H - y0);
-    const Image g = below.read(Rect(0, y0, W, rows));
-    Image col(PixelFormat{SampleType::kI32, 1}, Rect(0, y0, W, rows));  // min(up, down) per pixel
+    const ImageView g = below.peek(Rect(0, y0, W, rows), gtmp);
+    col.set_origin(0, y0);
     column_chunks([&](int64_t x0, int64_t x1) {
       auto scan = [&](auto* tag) {
         using G = std::remove_pointer_t<decltype(tag)>;
@@ -155,7 +159,7 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
       if (narrow) scan(static_cast<const uint16_t*>(nullptr));
       else scan(static_cast<const int32_t*>(nullptr));
     });
-    Image dist(PixelFormat{SampleType::kF32, 1}, Rect(0, y0, W, rows));
+    const ImageView dist = out.window(Rect(0, y0, W, rows), dtmp);
     tbb::parallel_for(y0, y0 + rows, [&](int64_t y) {
       Scratch& sc = scratch.local();
       const int32_t* c = col.row<int32_t>(y);
@@ -179,10 +183,11 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
         finish(sc.d2.data());
       }
     });
-    out.write(dist.view());
+    out.commit(dist);
   }
   if (stats) {
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats->read_seconds = read_s;
     stats->foreground = n_fg.load(), stats->background = n_bg.load();
   }
   return out.source();

@@ -39,6 +39,30 @@ void Spillable::write(const ImageView& v) {
 
 Image Spillable::read(const Rect& r) const { return file_ ? file_->read(0, r) : mem_->read(0, r); }
 
+namespace {
+ImageView reuse(Image& tmp, PixelFormat fmt, const Rect& r) {
+  if (tmp.fmt() != fmt || tmp.rect().w != r.w || tmp.rect().h != r.h) tmp = Image(fmt, r);
+  tmp.set_origin(r.x, r.y);
+  return tmp.view();
+}
+}  // namespace
+
+ImageView Spillable::window(const Rect& r, Image& tmp) {
+  if (mem_) return mem_->image().view().sub(r);
+  return reuse(tmp, file_->info().fmt, r);
+}
+
+void Spillable::commit(const ImageView& v) {
+  if (file_) file_->write(v);
+}
+
+ImageView Spillable::peek(const Rect& r, Image& tmp) const {
+  if (mem_) return mem_->image().view().sub(r);
+  const ImageView v = reuse(tmp, file_->info().fmt, r);
+  file_->read(0, v);
+  return v;
+}
+
 std::shared_ptr<const TileSource> Spillable::source() const {
   if (file_) return file_;
   return mem_;

@@ -22,6 +22,12 @@ class Spillable {
   void write(const ImageView& v);
   Image read(const Rect& r) const;
   std::shared_ptr<const TileSource> source() const;
+  // Windows over r without copies where the raster is in memory: the raster
+  // itself, else `tmp` (reallocated only when the size changes). A window
+  // to write is stored by commit() (nothing to do in memory).
+  ImageView window(const Rect& r, Image& tmp);
+  void commit(const ImageView& v);
+  ImageView peek(const Rect& r, Image& tmp) const;
 
  private:
   std::shared_ptr<MemorySource> mem_;

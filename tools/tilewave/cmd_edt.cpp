@@ -47,12 +47,17 @@ int cmd_edt(int argc, char** argv) {
     throw InputError(in->info().path + " is " + in->info().fmt.str() + "; edt needs gray or RGB");
   EdtStats st;
   std::shared_ptr<const TileSource> dist;
-  if (common.backend.is_cuda()) {
+  // The GPU path handles sides below 2^20; --device auto falls back to the CPU beyond.
+  const LevelInfo& l0 = in->level(0);
+  const bool too_big = l0.width >= (int64_t{1} << 20) || l0.height >= (int64_t{1} << 20);
+  Backend backend = common.backend;
+  if (backend.is_cuda() && too_big && a.str("device", "auto") == "auto") backend.kind = Backend::Kind::kCpu;
+  if (backend.is_cuda()) {
     EdtCudaJob job;
     job.params = p;
     job.memory = common.memory;
     job.gpu_memory = common.gpu_memory;
-    job.device = common.backend.device;
+    job.device = backend.device;
     job.scratch_near = output;
     dist = euclidean_distance_cuda(*in, job, &st);
   } else {
@@ -66,9 +71,9 @@ int cmd_edt(int argc, char** argv) {
   const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const OutputResult out = write_output(req, a, common);
   char what[160];
-  if (common.backend.is_cuda())
+  if (backend.is_cuda())
     std::snprintf(what, sizeof what, "distances %.2f s on %s (kernels %.1f ms, copies %.1f ms, %lld band%s)", st.seconds,
-                  common.backend.str().c_str(), st.gpu_kernel_seconds * 1e3, st.gpu_transfer_seconds * 1e3,
+                  backend.str().c_str(), st.gpu_kernel_seconds * 1e3, st.gpu_transfer_seconds * 1e3,
                   static_cast<long long>(st.gpu_bands), st.gpu_bands == 1 ? "" : "s");
   else
     std::snprintf(what, sizeof what, "distances %.2f s", st.seconds);
@@ -76,7 +81,8 @@ int cmd_edt(int argc, char** argv) {
   write_report(common.report, "edt", a.positional()[0], output, out, open_s,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                {{"edt_seconds", std::to_string(st.seconds)},
-                {"edt_device", "\"" + common.backend.str() + "\""},
+                {"edt_read_seconds", std::to_string(st.read_seconds)},
+                {"edt_device", "\"" + backend.str() + "\""},
                 {"gpu_kernel_seconds", std::to_string(st.gpu_kernel_seconds)},
                 {"gpu_transfer_seconds", std::to_string(st.gpu_transfer_seconds)},
                 {"gpu_bands", std::to_string(st.gpu_bands)},

@@ -1,6 +1,9 @@
 #include "engine/memory.hpp"
 
 #include <sys/resource.h>
+#if __has_include(<malloc.h>)
+#include <malloc.h>
+#endif
 
 #include <cctype>
 #include <cmath>
@@ -51,6 +54,12 @@ size_t peak_rss_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<size_t>(ru.ru_maxrss) * 1024;
+}
+
+void release_free_heap() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 }  // namespace tw

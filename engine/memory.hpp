@@ -10,5 +10,9 @@ std::string format_bytes(size_t n);  // "1.5 GiB"
 
 // Peak resident set size of this process, in bytes (getrusage).
 size_t peak_rss_bytes();
+// Hands freed heap memory back to the system. Ops that free many buffers in
+// scattered order (the wavefront's tile cache) call it before the next
+// phase, whose budget would otherwise come on top of the freed pages.
+void release_free_heap();
 
 }  // namespace tw

@@ -1,5 +1,7 @@
 #include "engine/scratch_store.hpp"
 
+#include "engine/memory.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -41,9 +43,14 @@ size_t ScratchStore::tile_bytes() const {
 }
 
 void ScratchStore::set_cache_bytes(size_t n) {
-  std::lock_guard<std::mutex> l(mu_);
-  cache_bytes_ = n;
-  evict_locked();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const bool shrink = n < cache_bytes_;
+    cache_bytes_ = n;
+    evict_locked();
+    if (!shrink) return;
+  }
+  release_free_heap();
 }
 
 ScratchStore::Stats ScratchStore::stats() const {
@@ -84,6 +91,8 @@ void ScratchStore::read_slot(int64_t index, Image& img) const {
 // Evicts unpinned tiles, least recently used first, until the budget holds.
 // Pinned tiles may push the total over the budget: a working set larger than
 // the budget is the caller's to avoid (it plans tiles in flight from it).
+constexpr size_t kSpareTiles = 8;
+
 void ScratchStore::evict_locked() {
   while (held_ > cache_bytes_ && !lru_.empty()) {
     const int64_t victim = lru_.front();
@@ -96,6 +105,7 @@ void ScratchStore::evict_locked() {
       ++stats_.spills;
     }
     held_ -= e.img.capacity_bytes();
+    if (spare_.size() < kSpareTiles) spare_.push_back(std::move(e.img));
     entries_.erase(it);
   }
 }
@@ -111,7 +121,14 @@ ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty) {
     if (e->in_lru) lru_.erase(e->lru_pos), e->in_lru = false;
   } else {
     auto fresh = std::make_unique<Entry>();
-    fresh->img = Image(fmt_, grid_.tile_full_rect(tx, ty));
+    const Rect full = grid_.tile_full_rect(tx, ty);
+    if (!spare_.empty()) {
+      fresh->img = std::move(spare_.back());
+      spare_.pop_back();
+      fresh->img.set_origin(full.x, full.y);
+    } else {
+      fresh->img = Image(fmt_, full);
+    }
     if (on_disk_[static_cast<size_t>(index)]) {
       read_slot(index, fresh->img);
       ++stats_.loads;

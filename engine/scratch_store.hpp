@@ -76,6 +76,10 @@ class ScratchStore : public TileSource {
   std::list<int64_t> lru_;  // unpinned entries, least recently used first
   std::vector<uint8_t> on_disk_;
   size_t held_ = 0;
+  // Buffers of evicted tiles, reused for the next tiles loaded: all tiles
+  // have one size, and freeing and allocating them from many threads let
+  // glibc's per-thread heaps grow to twice the budget.
+  std::vector<Image> spare_;
   Stats stats_;
 };
 

@@ -3,6 +3,7 @@
 // copied tile by tile into scratch stores (checking their order), the
 // wavefront engine runs to stability, and the result is left in a store
 // that reads as a TileSource (for the pyramid writer or a next op).
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,9 @@ struct ReconstructJob {
   size_t memory = size_t{1} << 30;
   std::string scratch_near;  // scratch files go beside this path
   Backend backend;
+  // When set, each marker tile is computed from the mask tile (mask, marker
+  // views of the same rect) instead of read: the mask's source runs once.
+  std::function<void(const ImageView& mask, const ImageView& marker)> marker_from_mask;
 };
 
 // The GPU is filled only by large tiles: a 4096^2 tile is 16384 megapixels,
@@ -40,5 +44,7 @@ struct ReconstructResult {
 };
 
 ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job);
+// The marker from job.marker_from_mask.
+ReconstructResult reconstruct(const TileSource& mask, const ReconstructJob& job);
 
 }  // namespace tw

@@ -1,6 +1,8 @@
 #include "tools/tilewave/args.hpp"
 
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "engine/memory.hpp"
@@ -50,6 +52,14 @@ std::string Args::str(const std::string& name, const std::string& fallback) cons
   return it == values_.end() ? fallback : it->second;
 }
 
+namespace {
+std::string fmt_real(double d) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", d);
+  return b;
+}
+}  // namespace
+
 int64_t Args::integer(const std::string& name, int64_t fallback, int64_t lo, int64_t hi) const {
   auto it = values_.find(name);
   if (it == values_.end()) return fallback;
@@ -62,6 +72,20 @@ int64_t Args::integer(const std::string& name, int64_t fallback, int64_t lo, int
   if (n < lo || n > hi)
     throw UsageError("--" + name + " " + v + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
   return n;
+}
+
+double Args::real(const std::string& name, double fallback, double lo, double hi) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& v = it->second;
+  char* end = nullptr;
+  errno = 0;
+  const double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != 0 || errno == ERANGE || !std::isfinite(d))
+    throw UsageError("--" + name + " '" + v + "' is not a number");
+  if (d < lo || d > hi)
+    throw UsageError("--" + name + " " + v + " is out of range " + fmt_real(lo) + ".." + fmt_real(hi));
+  return d;
 }
 
 size_t Args::bytes(const std::string& name, size_t fallback) const {

@@ -32,6 +32,7 @@ class Args {
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::string str(const std::string& name, const std::string& fallback = "") const;
   int64_t integer(const std::string& name, int64_t fallback, int64_t lo, int64_t hi) const;
+  double real(const std::string& name, double fallback, double lo, double hi) const;
   size_t bytes(const std::string& name, size_t fallback) const;
   const std::string& command() const { return command_; }
   std::string options_help() const;

@@ -10,5 +10,7 @@ int cmd_reconstruct(int argc, char** argv);
 int cmd_fill_holes(int argc, char** argv);
 int cmd_hdome(int argc, char** argv);
 int cmd_edt(int argc, char** argv);
+int cmd_filter(int argc, char** argv);
+int cmd_stats(int argc, char** argv);
 
 }  // namespace tw::cli

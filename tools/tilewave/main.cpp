@@ -22,6 +22,8 @@ constexpr const char* kUsage =
     "  fill-holes INPUT OUT        fill holes (regions not connected to the border)\n"
     "  hdome INPUT OUT --h H       h-dome transform (reconstruction from INPUT - H)\n"
     "  edt INPUT OUT               exact Euclidean distance transform (float32)\n"
+    "  filter OP INPUT OUT         gaussian, sobel, canny, brightness, contrast, threshold, invert, gray, hed\n"
+    "  stats INPUT                 min, max, mean, histogram (JSON)\n"
     "  devices                     list the CPU and CUDA backends available\n"
     "\n"
     "INPUT is a TIFF/BigTIFF, a slide OpenSlide reads (SVS, NDPI, MRXS, SCN, ...),\n"
@@ -53,6 +55,8 @@ int main(int argc, char** argv) {
     if (cmd == "fill-holes") return cmd_fill_holes(argc, argv);
     if (cmd == "hdome") return cmd_hdome(argc, argv);
     if (cmd == "edt") return cmd_edt(argc, argv);
+    if (cmd == "filter") return cmd_filter(argc, argv);
+    if (cmd == "stats") return cmd_stats(argc, argv);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");
   } catch (const UsageError& e) {
     std::fprintf(stderr, "tilewave: error: %s\n", e.what());

@@ -1,0 +1,68 @@
+#pragma once
+// The CPU backend of the op API: an op over a TileSource is itself a
+// TileSource (level 0 only) whose reads compute the op, tile by tile, rows in
+// parallel (oneTBB). Neighborhood and separable ops read their input with a
+// halo of the op's radius, so any tiling gives the whole-image result.
+#include <tbb/parallel_for.h>
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "engine/ops/op.hpp"
+#include "engine/ops/separable.hpp"
+#include "engine/tile_source.hpp"
+
+namespace tw::ops {
+
+// Level 0 of `in` with format `out`: the description of an op's result.
+SourceInfo result_info(const TileSource& in, PixelFormat out, const std::string& name);
+// An InputError unless `in` has the sample type and channels the op reads.
+void require_format(const TileSource& in, PixelFormat want, const std::string& op_name);
+
+template <class Op>
+class CpuOpSource final : public TileSource {
+  using In = typename Op::In;
+  using Out = typename Op::Out;
+
+ public:
+  CpuOpSource(std::shared_ptr<const TileSource> in, const Op& op, const std::string& name)
+      : in_(std::move(in)), op_(op) {
+    require_format(*in_, in_format<Op>(), name);
+    info_ = result_info(*in_, out_format<Op>(), name);
+  }
+
+ protected:
+  void read_inside(int, const ImageView& dst) const override {
+    using Cat = typename Op::Category;
+    const LevelInfo& l0 = info_.levels[0];
+    const Rect r = dst.rect;
+    if constexpr (std::is_same_v<Cat, Pixel>) {
+      const Image src = in_->read(0, r);
+      tbb::parallel_for(r.y, r.y1(), [&](int64_t y) {
+        const In* s = src.row<In>(y);
+        Out* o = dst.row<Out>(y);
+        for (int64_t i = 0; i < r.w; ++i) op_(s + i * Op::kIn, o + i * Op::kOut);
+      });
+    } else if constexpr (std::is_same_v<Cat, Neighborhood>) {
+      const int R = op_.radius();
+      const Image src = in_->read(0, r.grown(R), op_.border());
+      const int64_t stride = static_cast<int64_t>(src.view().stride / sizeof(In));
+      tbb::parallel_for(r.y, r.y1(), [&](int64_t y) {
+        Out* o = dst.row<Out>(y);
+        Window<In> w{src.ptr<In>(r.x, y), stride, Op::kIn, r.x, y, l0.width, l0.height};
+        for (int64_t i = 0; i < r.w; ++i, w.center += Op::kIn, ++w.x) op_(w, o + i * Op::kOut);
+      });
+    } else {
+      static_assert(std::is_same_v<Cat, Separable>, "unknown op category");
+      separable_cpu(op_, *in_, dst);
+    }
+  }
+
+ private:
+  std::shared_ptr<const TileSource> in_;
+  Op op_;
+};
+
+}  // namespace tw::ops

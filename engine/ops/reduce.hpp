@@ -1,0 +1,120 @@
+#pragma once
+// Reductions of the op API, computed from per-band partials (so memory stays
+// bounded whatever the image size) that are merged in band order (so the
+// result does not depend on thread timing).
+//
+//   struct MinMax {                                  // reduce -> scalar
+//     using Category = tw::ops::Reduce;
+//     using In = uint8_t; static constexpr int kIn = 1;
+//     struct Acc { uint32_t lo, hi; };               // trivially copyable
+//     TW_HD Acc identity() const { return {255, 0}; }
+//     TW_HD void add(Acc& a, const In* px) const { ... }
+//     TW_HD void merge(Acc& a, const Acc& b) const { ... }
+//   };
+//
+//   struct Hist {                                    // reduce -> vector (histogram)
+//     using Category = tw::ops::Histogram;
+//     using In = uint8_t; static constexpr int kIn = 1;
+//     int bins() const;
+//     TW_HD int bin(const In* px) const;             // 0 .. bins-1, or -1 to skip
+//   };
+//
+// On the GPU each block privatises the histogram in shared memory (one copy
+// per warp when it fits), so a flat image does not serialise on one counter.
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/ops/op.hpp"
+#include "engine/tile_source.hpp"
+
+namespace tw::ops {
+
+struct Reduce {};
+struct Histogram {};
+
+void require_format(const TileSource& in, PixelFormat want, const std::string& op_name);
+
+// Bands of full-width rows, each at most ~32 MB of input.
+int64_t reduce_band_rows(const TileSource& in);
+
+template <class Op>
+typename Op::Acc reduce_cpu(const TileSource& in, const Op& op) {
+  using In = typename Op::In;
+  const LevelInfo& l0 = in.level(0);
+  const int64_t band = reduce_band_rows(in), n = (l0.height + band - 1) / band;
+  std::vector<typename Op::Acc> part(static_cast<size_t>(n), op.identity());
+  tbb::parallel_for(int64_t{0}, n, [&](int64_t b) {
+    const int64_t y0 = b * band, h = std::min(band, l0.height - y0);
+    const Image img = in.read(0, Rect(0, y0, l0.width, h));
+    typename Op::Acc a = op.identity();
+    for (int64_t y = y0; y < y0 + h; ++y) {
+      const In* s = img.row<In>(y);
+      for (int64_t x = 0; x < l0.width; ++x) op.add(a, s + x * Op::kIn);
+    }
+    part[static_cast<size_t>(b)] = a;
+  });
+  typename Op::Acc total = op.identity();
+  for (const auto& p : part) op.merge(total, p);
+  return total;
+}
+
+template <class Op>
+std::vector<uint64_t> histogram_cpu(const TileSource& in, const Op& op) {
+  using In = typename Op::In;
+  const LevelInfo& l0 = in.level(0);
+  const int bins = op.bins();
+  const int64_t band = reduce_band_rows(in), n = (l0.height + band - 1) / band;
+  std::vector<std::vector<uint64_t>> part(static_cast<size_t>(n));
+  tbb::parallel_for(int64_t{0}, n, [&](int64_t b) {
+    const int64_t y0 = b * band, h = std::min(band, l0.height - y0);
+    const Image img = in.read(0, Rect(0, y0, l0.width, h));
+    std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
+    for (int64_t y = y0; y < y0 + h; ++y) {
+      const In* s = img.row<In>(y);
+      for (int64_t x = 0; x < l0.width; ++x) {
+        const int k = op.bin(s + x * Op::kIn);
+        if (k >= 0) ++hist[static_cast<size_t>(k)];
+      }
+    }
+    part[static_cast<size_t>(b)] = std::move(hist);
+  });
+  std::vector<uint64_t> total(static_cast<size_t>(bins), 0);
+  for (const auto& p : part)
+    for (int k = 0; k < bins; ++k) total[static_cast<size_t>(k)] += p[static_cast<size_t>(k)];
+  return total;
+}
+
+// GPU versions: engine/ops/reduce_cuda.cuh, instantiated by TW_CUDA_REDUCE /
+// TW_CUDA_HISTOGRAM in the op's .cu file.
+template <class Op>
+typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device);
+template <class Op>
+std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int device);
+
+template <class Op>
+typename Op::Acc reduce(const TileSource& in, const Op& op, const Backend& backend, const std::string& name) {
+  require_format(in, in_format<Op>(), name);
+#if TW_HAVE_CUDA
+  if (backend.is_cuda()) return reduce_cuda(in, op, backend.device);
+#else
+  (void)backend;
+#endif
+  return reduce_cpu(in, op);
+}
+
+template <class Op>
+std::vector<uint64_t> histogram(const TileSource& in, const Op& op, const Backend& backend, const std::string& name) {
+  require_format(in, in_format<Op>(), name);
+#if TW_HAVE_CUDA
+  if (backend.is_cuda()) return histogram_cuda(in, op, backend.device);
+#else
+  (void)backend;
+#endif
+  return histogram_cpu(in, op);
+}
+
+}  // namespace tw::ops

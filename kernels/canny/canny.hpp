@@ -1,0 +1,83 @@
+#pragma once
+// Canny edges, "classic" variant: the image smoothed exactly as `filter
+// gaussian --sigma` smooths it (8-bit), then Canny as OpenCV computes it on
+// that 8-bit image with L2gradient: 3x3 Sobel (BORDER_REPLICATE), squared
+// L2 magnitude, non-maximum suppression in four directions (OpenCV's
+// tan(22.5) fixed-point sectors; magnitudes outside the image count as 0),
+// double threshold on the squared thresholds, then hysteresis with
+// 8-connectivity. The first three steps are a neighborhood op (radius 2 on
+// the smoothed image); hysteresis is a morphological reconstruction on the
+// wavefront engine, so an edge chain may wind through any number of tiles.
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "engine/backend.hpp"
+#include "engine/ops/op.hpp"
+#include "engine/tile_source.hpp"
+#include "kernels/reconstruct/reconstruct_job.hpp"
+
+namespace tw::kernels {
+
+constexpr uint8_t kCannyWeak = 128, kCannyStrong = 255;
+
+// Per pixel: 0 (not an edge), kCannyWeak (a local maximum above the low
+// threshold) or kCannyStrong (above the high one).
+struct CannyNms {
+  using Category = ops::Neighborhood;
+  using In = uint8_t;
+  using Out = uint8_t;
+  static constexpr int kIn = 1, kOut = 1;
+  int64_t low2 = 0, high2 = 0;  // squared thresholds, floored (OpenCV's L2gradient convention)
+  int radius() const { return 2; }
+  Border border() const { return {BorderMode::kReplicate, 0}; }
+
+  TW_HD static void gradient(const ops::Window<In>& w, int ox, int oy, int& gx, int& gy) {
+    auto p = [&](int dx, int dy) { return static_cast<int>(w(ox + dx, oy + dy)); };
+    gx = (p(1, -1) + 2 * p(1, 0) + p(1, 1)) - (p(-1, -1) + 2 * p(-1, 0) + p(-1, 1));
+    gy = (p(-1, 1) + 2 * p(0, 1) + p(1, 1)) - (p(-1, -1) + 2 * p(0, -1) + p(1, -1));
+  }
+  TW_HD static int magnitude(const ops::Window<In>& w, int ox, int oy) {
+    if (!w.inside(ox, oy)) return 0;
+    int gx, gy;
+    gradient(w, ox, oy, gx, gy);
+    return gx * gx + gy * gy;
+  }
+  TW_HD void operator()(const ops::Window<In>& w, Out* out) const {
+    int gx, gy;
+    gradient(w, 0, 0, gx, gy);
+    const int m = gx * gx + gy * gy;
+    out[0] = 0;
+    if (m <= low2) return;
+    constexpr int kShift = 15, kTg22 = 13573;  // round(tan(22.5 deg) * 2^15)
+    const int ax = gx < 0 ? -gx : gx, ay = (gy < 0 ? -gy : gy) << kShift;
+    const int tg22x = ax * kTg22;
+    bool peak;
+    if (ay < tg22x) {
+      peak = m > magnitude(w, -1, 0) && m >= magnitude(w, 1, 0);
+    } else if (ay > tg22x + (ax << (kShift + 1))) {
+      peak = m > magnitude(w, 0, -1) && m >= magnitude(w, 0, 1);
+    } else {
+      const int s = (gx ^ gy) < 0 ? -1 : 1;
+      peak = m > magnitude(w, -s, -1) && m > magnitude(w, s, 1);
+    }
+    if (peak) out[0] = m > high2 ? kCannyStrong : kCannyWeak;
+  }
+};
+
+struct CannyParams {
+  double sigma = 1.4;
+  double low = 0, high = 0;  // on the gradient magnitude; swapped if low > high
+};
+
+CannyNms make_canny_nms(double low, double high);
+
+// The edge map (255 edge, 0 not) of 8-bit gray `gray`, computed on `job`'s
+// backend; `job` gives tile, memory, scratch place for the hysteresis.
+struct CannyResult {
+  std::shared_ptr<const TileSource> edges;
+  ReconstructResult hysteresis;
+};
+CannyResult canny_classic(std::shared_ptr<const TileSource> gray, const CannyParams& p, ReconstructJob job);
+
+}  // namespace tw::kernels

@@ -1,0 +1,252 @@
+// The op API's filters against OpenCV and scikit-image, and their
+// independence from the tiling: every op read in odd tiles equals the op read
+// whole, and both equal the reference.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "engine/memory_source.hpp"
+#include "engine/ops/reduce.hpp"
+#include "engine/ops/run_op.hpp"
+#include "kernels/canny/canny.hpp"
+#include "kernels/gaussian/gaussian.hpp"
+#include "kernels/hed/hed.hpp"
+#include "kernels/point/point_ops.hpp"
+#include "kernels/sobel/sobel.hpp"
+#include "kernels/stats/stats.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+using SourceP = std::shared_ptr<const TileSource>;
+const Backend kCpu{};
+
+// The whole result, read in tiles of `tile` pixels (0: in one read).
+Image read_tiled(const TileSource& s, int64_t tile = 0) {
+  const LevelInfo& l0 = s.level(0);
+  Image out(s.info().fmt, l0.bounds());
+  if (tile <= 0) tile = std::max(l0.width, l0.height);
+  for (int64_t y = 0; y < l0.height; y += tile)
+    for (int64_t x = 0; x < l0.width; x += tile)
+      s.read(0, out.view().sub(Rect(x, y, tile, tile).intersect(l0.bounds())));
+  return out;
+}
+
+SourceP source_of(const Image& img) {
+  Image c(img.fmt(), img.rect());
+  copy_overlap(img.view(), c.view());
+  return std::make_shared<MemorySource>(std::move(c));
+}
+
+class Filters : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::python_has("cv2") || !test::python_has("skimage")) GTEST_SKIP() << "OpenCV or scikit-image missing";
+  }
+  Image image(const std::string& name) {
+    const auto r = test::run_python(test::oracle("filter_oracle.py"), {"image", name, tmp.file(name + ".npy")});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return test::load_npy(tmp.file(name + ".npy"));
+  }
+  Image oracle(const std::vector<std::string>& args, const Image& in) {
+    test::save_npy(tmp.file("in.npy"), in.view());
+    std::vector<std::string> a = {args[0], tmp.file("in.npy")};
+    a.insert(a.end(), args.begin() + 1, args.end());
+    a.push_back(tmp.file("out.npy"));
+    const auto r = test::run_python(test::oracle("filter_oracle.py"), a);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return test::load_npy(tmp.file("out.npy"));
+  }
+  // The op's result read whole, then in two odd tilings: all equal.
+  Image whole_and_tiled(const TileSource& s) {
+    Image whole = read_tiled(s);
+    for (int64_t t : {37, 100}) EXPECT_EQ(test::diff_images(read_tiled(s, t).view(), whole.view()), "") << "tile " << t;
+    return whole;
+  }
+  test::TempDir tmp;
+};
+
+// Samples farther apart than `tol`, and the largest difference.
+std::pair<int64_t, int> count_off(const Image& a, const Image& b, int tol) {
+  int64_t n = 0;
+  int worst = 0;
+  const int64_t w = a.rect().w * a.fmt().channels;
+  for (int64_t y = 0; y < a.rect().h; ++y)
+    for (int64_t i = 0; i < w; ++i) {
+      const int d = std::abs(int(a.row<uint8_t>(y)[i]) - int(b.row<uint8_t>(y)[i]));
+      worst = std::max(worst, d);
+      n += d > tol;
+    }
+  return {n, worst};
+}
+
+TEST_F(Filters, GrayIsOpenCvLuma) {
+  const Image ihc = image("ihc");
+  auto g = ops::run_op(source_of(ihc), kernels::Gray{}, kCpu, "gray");
+  EXPECT_EQ(test::diff_images(whole_and_tiled(*g).view(), oracle({"gray"}, ihc).view()), "");
+}
+
+TEST_F(Filters, GaussianMatchesOpenCvWithinOneLevel) {
+  const Image cam = image("camera");
+  for (double sigma : {0.5, 1.4, 2.0, 4.5, 20.0}) {
+    SCOPED_TRACE("sigma " + std::to_string(sigma));
+    auto g = ops::run_op(source_of(cam), kernels::make_gaussian<1>(sigma), kCpu, "gaussian");
+    const Image ours = whole_and_tiled(*g);
+    const auto [off, worst] = count_off(ours, oracle({"gaussian", std::to_string(sigma)}, cam), 0);
+    EXPECT_LE(worst, 1);
+    EXPECT_LT(off, cam.rect().w * cam.rect().h / 100) << "pixels off by one";
+  }
+  const Image ihc = image("ihc");  // RGB, each channel alike
+  auto g = ops::run_op(source_of(ihc), kernels::make_gaussian<3>(2.0), kCpu, "gaussian");
+  EXPECT_LE(count_off(whole_and_tiled(*g), oracle({"gaussian", "2.0"}, ihc), 0).second, 1);
+}
+
+TEST_F(Filters, SobelMatchesOpenCvWithinOneLevel) {
+  for (const char* name : {"camera", "coins"}) {
+    const Image img = image(name);
+    auto s = ops::run_op(source_of(img), kernels::Sobel{}, kCpu, "sobel");
+    const auto [off, worst] = count_off(whole_and_tiled(*s), oracle({"sobel"}, img), 0);
+    EXPECT_LE(worst, 1) << name;
+    EXPECT_LT(off, img.rect().w * img.rect().h / 100) << name;
+  }
+}
+
+// cv2.Canny on the image smoothed by our Gaussian: identical edge maps, for
+// tile sizes that cut edges everywhere.
+TEST_F(Filters, CannyClassicEqualsOpenCvOnOurSmoothing) {
+  struct Case {
+    const char* image;
+    double sigma, low, high;
+  };
+  for (const Case& c : {Case{"camera", 1.4, 40, 100}, Case{"coins", 1.4, 20, 60}, Case{"ihc", 2.0, 10, 30}}) {
+    SCOPED_TRACE(c.image);
+    Image img = image(c.image);
+    SourceP src = source_of(img);
+    if (img.fmt().channels == 3) src = ops::run_op(src, kernels::Gray{}, kCpu, "gray");
+    const Image smoothed = read_tiled(*ops::run_op(src, kernels::make_gaussian<1>(c.sigma), kCpu, "smooth"));
+    const Image ref = oracle({"canny", std::to_string(c.low), std::to_string(c.high)}, smoothed);
+    for (int64_t tile : {16, 64, 512}) {
+      ReconstructJob job;
+      job.tile = tile;
+      job.memory = 64 << 20;
+      job.scratch_near = tmp.file("canny.tif");
+      kernels::CannyParams p;
+      p.sigma = c.sigma, p.low = c.low, p.high = c.high;
+      const auto r = kernels::canny_classic(src, p, job);
+      EXPECT_EQ(test::diff_images(read_tiled(*r.edges, 45).view(), ref.view()), "") << "tile " << tile;
+    }
+  }
+}
+
+// One edge chain winding through dozens of 16-pixel tiles, strong only at
+// one end: hysteresis must follow it all the way.
+TEST_F(Filters, CannyHysteresisFollowsChainsAcrossTiles) {
+  const int64_t n = 400;
+  Image img(kGray8, Rect(0, 0, n, n));
+  for (int64_t y = 0; y < n; ++y)
+    for (int64_t x = 0; x < n; ++x) img.ptr<uint8_t>(x, y)[0] = 40;
+  // A square spiral, 3 px wide, 10 px between turns, at low contrast (90
+  // on 40: weak edges), a little brighter (110) along its first 30 px where
+  // the only strong edges are; its edges form one chain of ~31000 pixels
+  // from the outer end to the centre.
+  auto paint = [&](int64_t cx, int64_t cy, uint8_t v) {
+    for (int64_t y = cy - 1; y <= cy + 1; ++y)
+      for (int64_t x = cx - 1; x <= cx + 1; ++x) img.ptr<uint8_t>(x, y)[0] = v;
+  };
+  int64_t x = 5, y = 5, len = n - 10, step = 0;
+  const int dx[4] = {1, 0, -1, 0}, dy[4] = {0, 1, 0, -1};
+  for (int seg = 0; len > 10; ++seg) {
+    for (int64_t s = 0; s < len; ++s, ++step, x += dx[seg % 4], y += dy[seg % 4]) paint(x, y, step < 30 ? 110 : 90);
+    if (seg % 2 == 1) len -= 10;
+  }
+  SourceP src = source_of(img);
+  const Image smoothed = read_tiled(*ops::run_op(src, kernels::make_gaussian<1>(1.4), kCpu, "smooth"));
+  const Image ref = oracle({"canny", "20", "105"}, smoothed);
+  int64_t ref_edges = 0;
+  for (int64_t y = 0; y < n; ++y)
+    for (int64_t x = 0; x < n; ++x) ref_edges += ref.ptr<uint8_t>(x, y)[0] != 0;
+  ASSERT_GT(ref_edges, 30000) << "the chain should be long";
+  ReconstructJob job;
+  job.tile = 16;
+  job.memory = 1 << 20;  // smaller than the image's stores: spills
+  job.scratch_near = tmp.file("canny.tif");
+  kernels::CannyParams p;
+  p.low = 20, p.high = 105;
+  const auto r = kernels::canny_classic(src, p, job);
+  EXPECT_EQ(test::diff_images(read_tiled(*r.edges).view(), ref.view()), "");
+  EXPECT_GT(r.hysteresis.wavefront.tile_visits, r.hysteresis.wavefront.tiles);
+}
+
+TEST_F(Filters, PointOps) {
+  const Image ihc = image("ihc");
+  SourceP src = source_of(ihc);
+  const Image inv = whole_and_tiled(*ops::run_op(src, kernels::Invert<3>{}, kCpu, "invert"));
+  kernels::Brightness<3> br;
+  br.add = -70;
+  const Image dark = whole_and_tiled(*ops::run_op(src, br, kCpu, "brightness"));
+  kernels::Contrast<3> co;
+  co.factor = 1.7f, co.center = 100.f;
+  const Image con = whole_and_tiled(*ops::run_op(src, co, kCpu, "contrast"));
+  for (int64_t y = 0; y < ihc.rect().h; ++y)
+    for (int64_t i = 0; i < ihc.rect().w * 3; ++i) {
+      const int v = ihc.row<uint8_t>(y)[i];
+      ASSERT_EQ(inv.row<uint8_t>(y)[i], 255 - v);
+      ASSERT_EQ(dark.row<uint8_t>(y)[i], std::max(0, v - 70));
+      ASSERT_EQ(con.row<uint8_t>(y)[i], std::clamp<int>(int(std::floor((v - 100.f) * 1.7f + 100.f + 0.5f)), 0, 255));
+    }
+  kernels::Threshold th;
+  th.t = 128;
+  const Image cam = image("camera");
+  const Image bin = whole_and_tiled(*ops::run_op(source_of(cam), th, kCpu, "threshold"));
+  for (int64_t y = 0; y < cam.rect().h; ++y)
+    for (int64_t x = 0; x < cam.rect().w; ++x) ASSERT_EQ(bin.ptr<uint8_t>(x, y)[0], cam.ptr<uint8_t>(x, y)[0] > 128 ? 255 : 0);
+}
+
+TEST_F(Filters, HedMatchesScikitImage) {
+  const Image ihc = image("ihc");
+  const Image ours = whole_and_tiled(*ops::run_op(source_of(ihc), kernels::make_hed(), kCpu, "hed"));
+  const Image ref = oracle({"hed"}, ihc);
+  ASSERT_EQ(ours.fmt(), ref.fmt());
+  float worst = 0;
+  for (int64_t y = 0; y < ihc.rect().h; ++y)
+    for (int64_t i = 0; i < ihc.rect().w * 3; ++i)
+      worst = std::max(worst, std::abs(ours.row<float>(y)[i] - ref.row<float>(y)[i]));
+  EXPECT_LT(worst, 1e-5f);
+}
+
+TEST_F(Filters, StatsHistogramAndOtsu) {
+  const Image ihc = image("ihc");
+  const auto st = ops::reduce(*source_of(ihc), kernels::Stats<3>{}, kCpu, "stats");
+  uint64_t sum[3] = {0, 0, 0};
+  uint32_t lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
+  std::vector<uint64_t> h16(16, 0);
+  for (int64_t y = 0; y < ihc.rect().h; ++y)
+    for (int64_t x = 0; x < ihc.rect().w; ++x)
+      for (int c = 0; c < 3; ++c) {
+        const uint32_t v = ihc.ptr<uint8_t>(x, y)[c];
+        sum[c] += v, lo[c] = std::min(lo[c], v), hi[c] = std::max(hi[c], v);
+        if (c == 1) ++h16[v * 16 / 256];
+      }
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(st.sum[c], sum[c]);
+    EXPECT_EQ(st.lo[c], lo[c]);
+    EXPECT_EQ(st.hi[c], hi[c]);
+  }
+  kernels::ChannelHistogram<3> h;
+  h.channel = 1, h.n = 16;
+  EXPECT_EQ(ops::histogram(*source_of(ihc), h, kCpu, "hist"), h16);
+  for (const char* name : {"camera", "coins"}) {
+    const Image g = image(name);
+    const int t = kernels::otsu_threshold(ops::histogram(*source_of(g), kernels::ChannelHistogram<1>{}, kCpu, "h"));
+    test::save_npy(tmp.file("g.npy"), g.view());
+    ASSERT_EQ(test::run_python(test::oracle("filter_oracle.py"), {"otsu", tmp.file("g.npy"), tmp.file("t.txt")}).exit_code, 0);
+    std::ifstream f(tmp.file("t.txt"));
+    int ref = -1;
+    f >> ref;
+    EXPECT_EQ(t, ref) << name;
+  }
+}
+
+}  // namespace
+}  // namespace tw

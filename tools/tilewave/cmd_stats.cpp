@@ -1,0 +1,87 @@
+// stats: whole-slide min, max, mean and histograms as JSON (the op API's
+// reductions), computed band by band in bounded memory.
+#include <tbb/global_control.h>
+
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "engine/ops/reduce.hpp"
+#include "io/open_source.hpp"
+#include "kernels/stats/stats.hpp"
+#include "tools/tilewave/args.hpp"
+#include "tools/tilewave/commands.hpp"
+
+namespace tw::cli {
+namespace {
+
+template <int C>
+std::string stats_json(const TileSource& in, const Backend& b, int bins) {
+  const LevelInfo& l0 = in.level(0);
+  const auto acc = ops::reduce(in, kernels::Stats<C>{}, b, "stats");
+  const double n = static_cast<double>(l0.width) * static_cast<double>(l0.height);
+  std::ostringstream o;
+  o.precision(17);
+  auto list = [&](auto get) {
+    o << "[";
+    for (int c = 0; c < C; ++c) o << (c ? ", " : "") << get(c);
+    o << "]";
+  };
+  o << "{\n  \"input\": \"" << json_escape(in.info().path) << "\",\n  \"width\": " << l0.width
+    << ",\n  \"height\": " << l0.height << ",\n  \"channels\": " << C << ",\n  \"device\": \"" << b.str()
+    << "\",\n  \"min\": ";
+  list([&](int c) { return acc.lo[c]; });
+  o << ",\n  \"max\": ";
+  list([&](int c) { return acc.hi[c]; });
+  o << ",\n  \"mean\": ";
+  list([&](int c) { return n > 0 ? static_cast<double>(acc.sum[c]) / n : 0.0; });
+  o << ",\n  \"sum\": ";
+  list([&](int c) { return acc.sum[c]; });
+  if (bins > 0) {
+    o << ",\n  \"histogram_bins\": " << bins << ",\n  \"histogram\": [";
+    for (int c = 0; c < C; ++c) {
+      kernels::ChannelHistogram<C> h;
+      h.channel = c, h.n = bins;
+      const auto v = ops::histogram(in, h, b, "histogram");
+      o << (c ? ",\n    [" : "\n    [");
+      for (size_t k = 0; k < v.size(); ++k) o << (k ? ", " : "") << v[k];
+      o << "]";
+      if (C == 1 && bins == 256) {
+        o << "\n  ],\n  \"otsu_threshold\": " << kernels::otsu_threshold(v);
+        return o.str() + "\n}\n";
+      }
+    }
+    o << "\n  ]";
+  }
+  o << "\n}\n";
+  return o.str();
+}
+
+}  // namespace
+
+int cmd_stats(int argc, char** argv) {
+  std::vector<OptionSpec> sp = {{"histogram", "BINS", "also per-channel histograms with BINS bins (1..256) over 0..255"}};
+  for (auto& o : common_option_specs()) sp.push_back(o);
+  Args a("stats", argc, argv, 2, sp);
+  if (a.has("help")) {
+    std::cout << "usage: tilewave stats INPUT [--histogram BINS] [OPTIONS]\n\n"
+                 "Min, max, mean and sum per channel of level 0 of an 8-bit gray or RGB image, and\n"
+                 "optionally histograms (with 256 bins on gray: Otsu's threshold too), as JSON on\n"
+                 "stdout.\n\noptions:\n"
+              << a.options_help();
+    return 0;
+  }
+  const CommonOptions common = parse_common(a);
+  std::optional<tbb::global_control> threads;
+  if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
+  if (a.positional().size() != 1) throw UsageError("stats takes INPUT (see --help)");
+  const int bins = static_cast<int>(a.integer("histogram", 0, 1, 256));
+  const SourcePtr in = open_source(a.positional()[0]);
+  const PixelFormat f = in->info().fmt;
+  if (f.type != SampleType::kU8 || (f.channels != 1 && f.channels != 3))
+    throw InputError(in->info().path + " is " + f.str() + "; stats needs 8-bit gray or RGB");
+  std::cout << (f.channels == 1 ? stats_json<1>(*in, common.backend, bins) : stats_json<3>(*in, common.backend, bins));
+  return 0;
+}
+
+}  // namespace tw::cli

@@ -1,0 +1,80 @@
+// The op API's CPU filters on an in-memory 8-bit gray image, timed as the
+// pyramid writer consumes them (bands of 256 full-width rows, in parallel),
+// without file I/O, for tools/bench/filter_vs_opencv.py:
+//
+//   filter_cpu_bench OP RAW WIDTH HEIGHT [RUNS]      OP: gaussian:SIGMA | sobel | canny:SIGMA:LOW:HIGH
+//
+// RAW is WIDTH x HEIGHT bytes. Prints the median seconds of RUNS (default 5).
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/memory_source.hpp"
+#include "engine/ops/run_op.hpp"
+#include "kernels/canny/canny.hpp"
+#include "kernels/gaussian/gaussian.hpp"
+#include "kernels/sobel/sobel.hpp"
+
+using namespace tw;
+
+namespace {
+
+void consume(const TileSource& s) {
+  const LevelInfo& l0 = s.level(0);
+  const int64_t band = 256, n = (l0.height + band - 1) / band;
+  tbb::parallel_for(int64_t{0}, n, [&](int64_t b) {
+    const Image img = s.read(0, Rect(0, b * band, l0.width, std::min(band, l0.height - b * band)));
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: filter_cpu_bench OP RAW WIDTH HEIGHT [RUNS]\n");
+    return 2;
+  }
+  const std::string op = argv[1];
+  const int64_t w = std::atoll(argv[3]), h = std::atoll(argv[4]);
+  const int runs = argc > 5 ? std::atoi(argv[5]) : 5;
+  Image img(kGray8, Rect(0, 0, w, h));
+  std::ifstream f(argv[2], std::ios::binary);
+  for (int64_t y = 0; y < h; ++y) f.read(reinterpret_cast<char*>(img.row_bytes(y)), w);
+  if (!f) {
+    std::fprintf(stderr, "cannot read %s\n", argv[2]);
+    return 1;
+  }
+  auto src = std::make_shared<MemorySource>(std::move(img));
+  const Backend cpu{};
+  std::vector<double> t;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (op.rfind("gaussian:", 0) == 0) {
+      consume(*ops::run_op(src, kernels::make_gaussian<1>(std::atof(op.c_str() + 9)), cpu, "gaussian"));
+    } else if (op == "sobel") {
+      consume(*ops::run_op(src, kernels::Sobel{}, cpu, "sobel"));
+    } else if (op.rfind("canny:", 0) == 0) {
+      double sigma = 0, lo = 0, hi = 0;
+      std::sscanf(op.c_str() + 6, "%lf:%lf:%lf", &sigma, &lo, &hi);
+      kernels::CannyParams p;
+      p.sigma = sigma, p.low = lo, p.high = hi;
+      ReconstructJob job;
+      job.memory = size_t{4} << 30;
+      job.scratch_near = "/tmp/filter_cpu_bench.tif";
+      consume(*kernels::canny_classic(src, p, job).edges);
+    } else {
+      std::fprintf(stderr, "unknown op %s\n", op.c_str());
+      return 2;
+    }
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  std::printf("%.6f\n", t[t.size() / 2]);
+  return 0;
+}

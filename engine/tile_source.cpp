@@ -54,11 +54,9 @@ void fill_border(const ImageView& dst, const Rect& valid, int64_t w, int64_t h, 
   const auto mx = axis_map(dst.rect.x, dst.rect.w, w, border.mode);
   const auto my = axis_map(dst.rect.y, dst.rect.h, h, border.mode);
   // Columns left and right of `valid`, on the rows of `valid`.
-  for (int64_t y = valid.y; y < valid.y1(); ++y) {
-    uint8_t* row = dst.row_bytes(y);
-    for (int64_t i = 0; i < dst.rect.w; ++i) {
-      const int64_t x = dst.rect.x + i;
-      if (x >= valid.x && x < valid.x1()) continue;
+  const int64_t left = valid.x - dst.rect.x, right = valid.x1() - dst.rect.x;
+  auto side = [&](uint8_t* row, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
       uint8_t* out = row + static_cast<size_t>(i) * bpp;
       if (mx[i] < 0) {
         fill_constant(out, 1, dst.fmt, border.value);
@@ -67,6 +65,11 @@ void fill_border(const ImageView& dst, const Rect& valid, int64_t w, int64_t h, 
         std::memcpy(out, row + static_cast<size_t>(mx[i] - dst.rect.x) * bpp, bpp);
       }
     }
+  };
+  for (int64_t y = valid.y; y < valid.y1(); ++y) {
+    uint8_t* row = dst.row_bytes(y);
+    side(row, 0, left);
+    side(row, right, dst.rect.w);
   }
   // Whole rows above and below, copied from rows already completed.
   for (int64_t j = 0; j < dst.rect.h; ++j) {

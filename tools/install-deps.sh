@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Tilewave needs on Debian 12 (bookworm): the build, the
 # libraries, and the independent references the tests compare against
-# (scipy, scikit-image, tifffile, OpenSlide, vips). Safe to re-run.
+# (scipy, scikit-image, OpenCV, tifffile, OpenSlide, vips, ITK 5 for the Canny
+# oracle). Safe to re-run.
 set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -12,6 +13,6 @@ $sudo apt-get install -y -qq --no-install-recommends \
   libtiff-dev libtbb-dev libopenslide-dev libgtest-dev \
   libjpeg62-turbo-dev zlib1g-dev libzstd-dev libdeflate-dev \
   python3 python3-numpy python3-scipy python3-skimage python3-tifffile python3-openslide \
-  openslide-tools libvips-tools time \
+  openslide-tools libvips-tools time libinsighttoolkit5-dev python3-opencv \
   >/dev/null
 echo "tilewave: dependencies installed"

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "engine/ops/op.hpp"
@@ -20,6 +21,16 @@ namespace tw::ops {
 SourceInfo result_info(const TileSource& in, PixelFormat out, const std::string& name);
 // An InputError unless `in` has the sample type and channels the op reads.
 void require_format(const TileSource& in, PixelFormat want, const std::string& op_name);
+
+// Whether a neighbourhood op brings its own CPU kernel:
+//   void cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const;
+// src is dst.rect grown by radius(), with the border made up; W x H is the image.
+template <class Op, class = void>
+struct has_cpu_block : std::false_type {};
+template <class Op>
+struct has_cpu_block<Op, std::void_t<decltype(std::declval<const Op&>().cpu_block(
+                             std::declval<const Image&>(), std::declval<const ImageView&>(), int64_t{}, int64_t{}))>>
+    : std::true_type {};
 
 template <class Op>
 class CpuOpSource final : public TileSource {
@@ -45,6 +56,11 @@ class CpuOpSource final : public TileSource {
         Out* o = dst.row<Out>(y);
         for (int64_t i = 0; i < r.w; ++i) op_(s + i * Op::kIn, o + i * Op::kOut);
       });
+    } else if constexpr (std::is_same_v<Cat, Neighborhood> && has_cpu_block<Op>::value) {
+      // The op's own CPU kernel for a block (where whole rows vectorise far
+      // better than a functor called per pixel); the GPU still uses the functor.
+      const Image src = in_->read(0, r.grown(op_.radius()), op_.border());
+      op_.cpu_block(src, dst, l0.width, l0.height);
     } else if constexpr (std::is_same_v<Cat, Neighborhood>) {
       const int R = op_.radius();
       const Image src = in_->read(0, r.grown(R), op_.border());

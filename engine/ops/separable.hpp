@@ -16,10 +16,12 @@
 // Both passes accumulate in float32, tap by tap in index order, on both
 // backends, so the CPU and the GPU give the same bits.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
+#include "engine/ops/fir.hpp"
 #include "engine/ops/op.hpp"
 #include "engine/tile_source.hpp"
 
@@ -28,42 +30,37 @@ namespace tw::ops {
 // Up to 129 taps (a Gaussian of sigma 21 at 3 sigma).
 constexpr int kMaxSeparableRadius = 64;
 
-// Runs the filter over dst.rect, reading `in` with the op's halo.
+// Runs the filter over dst.rect, reading `in` with the op's halo. Columns
+// are cut into strips so that the horizontal pass's output stays in cache
+// for the vertical pass; strips run in parallel.
 template <class Op>
 void separable_cpu(const Op& op, const TileSource& in, const ImageView& dst) {
   using In = typename Op::In;
   using Out = typename Op::Out;
   constexpr int C = Op::kIn;
   static_assert(Op::kOut == Op::kIn, "a separable op keeps the channel count");
-  const int R = op.radius();
+  const int R = op.radius(), taps = 2 * R + 1;
   const float* t = op.taps();
   const Rect r = dst.rect;
-  // Rows of the input band: the output rows and R above and below; columns
-  // likewise. The horizontal pass produces w x (h + 2R) floats.
   const Image src = in.read(0, r.grown(R), op.border());
-  const int64_t w = r.w * C, hh = r.h + 2 * R;
-  std::vector<float> mid(static_cast<size_t>(w * hh));
-  tbb::parallel_for(int64_t{0}, hh, [&](int64_t j) {
-    const In* s = src.row<In>(r.y - R + j);  // starts R pixels left of r.x
-    std::vector<float> row(static_cast<size_t>((r.w + 2 * R) * C));
-    for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<float>(s[i]);
-    float* m = mid.data() + j * w;
-    std::fill(m, m + w, 0.f);
-    for (int k = 0; k <= 2 * R; ++k) {
-      const float tk = t[k];
-      const float* q = row.data() + k * C;
-      for (int64_t i = 0; i < w; ++i) m[i] = mul_add(tk, q[i], m[i]);
+  const int64_t hh = r.h + 2 * R;
+  constexpr int64_t kStrip = 512;  // output samples per strip row
+  const int64_t wc = r.w * C, strips = (wc + kStrip - 1) / kStrip;
+  tbb::parallel_for(int64_t{0}, strips, [&](int64_t sidx) {
+    const int64_t s0 = sidx * kStrip, sw = std::min(kStrip, wc - s0);
+    std::vector<float> row(static_cast<size_t>(sw + 2 * R * C)), mid(static_cast<size_t>(sw * hh)), acc(static_cast<size_t>(sw));
+    for (int64_t j = 0; j < hh; ++j) {
+      // The strip's samples and R pixels either side, from the halo'd read.
+      const In* s = src.row<In>(r.y - R + j) + s0;
+      if constexpr (std::is_same_v<In, uint8_t>) u8_to_float(s, row.data(), sw + 2 * R * C);
+      else for (int64_t i = 0; i < sw + 2 * R * C; ++i) row[static_cast<size_t>(i)] = static_cast<float>(s[i]);
+      fir(mid.data() + j * sw, row.data(), sw, t, taps, C);
     }
-  });
-  tbb::parallel_for(int64_t{0}, r.h, [&](int64_t j) {
-    std::vector<float> acc(static_cast<size_t>(w), 0.f);
-    for (int k = 0; k <= 2 * R; ++k) {
-      const float tk = t[k];
-      const float* q = mid.data() + (j + k) * w;
-      for (int64_t i = 0; i < w; ++i) acc[i] = mul_add(tk, q[i], acc[i]);
+    for (int64_t j = 0; j < r.h; ++j) {
+      fir(acc.data(), mid.data() + j * sw, sw, t, taps, sw);
+      Out* o = dst.row<Out>(r.y + j) + s0;
+      for (int64_t i = 0; i < sw; ++i) o[i] = op.finish(acc[static_cast<size_t>(i)]);
     }
-    Out* o = dst.row<Out>(r.y + j);
-    for (int64_t i = 0; i < w; ++i) o[i] = op.finish(acc[i]);
   });
 }
 

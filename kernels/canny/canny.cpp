@@ -10,16 +10,6 @@
 
 namespace tw::kernels {
 
-CannyNms make_canny_nms(double low, double high) {
-  if (!(low >= 0) || !(high >= 0)) throw InputError("Canny thresholds must be >= 0");
-  if (low > high) std::swap(low, high);
-  low = std::min(32767.0, low), high = std::min(32767.0, high);
-  CannyNms op;
-  op.low2 = static_cast<int64_t>(std::floor(low * low));
-  op.high2 = static_cast<int64_t>(std::floor(high * high));
-  return op;
-}
-
 namespace {
 
 // The hysteresis result keeps weak-linked pixels at kCannyWeak and strong
@@ -40,12 +30,9 @@ class EdgeMap : public MapSource {
 
 }  // namespace
 
-CannyResult canny_classic(std::shared_ptr<const TileSource> gray, const CannyParams& p, ReconstructJob job) {
-  const CannyNms nms = make_canny_nms(p.low, p.high);
-  auto smooth = ops::run_op(std::move(gray), make_gaussian<1>(p.sigma), job.backend, "canny smoothing");
-  auto classes = ops::run_op(smooth, nms, job.backend, "canny non-maximum suppression");
+CannyResult canny_hysteresis(const TileSource& classes, int connectivity, ReconstructJob job) {
   job.params.method = ReconstructMethod::kDilation;
-  job.params.connectivity = 8;
+  job.params.connectivity = connectivity;
   job.clip = false;
   job.marker_from_mask = [](const ImageView& mask, const ImageView& marker) {
     for (int64_t y = mask.rect.y; y < mask.rect.y1(); ++y) {
@@ -55,9 +42,16 @@ CannyResult canny_classic(std::shared_ptr<const TileSource> gray, const CannyPar
     }
   };
   CannyResult r;
-  r.hysteresis = reconstruct(*classes, job);
+  r.hysteresis = reconstruct(classes, job);
   r.edges = std::make_shared<EdgeMap>(r.hysteresis.image);
   return r;
+}
+
+CannyResult canny_classic(std::shared_ptr<const TileSource> gray, const CannyParams& p, ReconstructJob job) {
+  const CannyNms nms = make_canny_nms(p.low, p.high);
+  auto smooth = ops::run_op(std::move(gray), make_gaussian<1>(p.sigma), job.backend, "canny smoothing");
+  auto classes = ops::run_op(smooth, nms, job.backend, "canny non-maximum suppression");
+  return canny_hysteresis(*classes, 8, std::move(job));
 }
 
 }  // namespace tw::kernels

@@ -8,11 +8,15 @@
 // 8-connectivity. The first three steps are a neighborhood op (radius 2 on
 // the smoothed image); hysteresis is a morphological reconstruction on the
 // wavefront engine, so an edge chain may wind through any number of tiles.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 
 #include "engine/backend.hpp"
+#include "engine/error.hpp"
+#include "engine/image.hpp"
 #include "engine/ops/op.hpp"
 #include "engine/tile_source.hpp"
 #include "kernels/reconstruct/reconstruct_job.hpp"
@@ -43,26 +47,33 @@ struct CannyNms {
     gradient(w, ox, oy, gx, gy);
     return gx * gx + gy * gy;
   }
-  TW_HD void operator()(const ops::Window<In>& w, Out* out) const {
-    int gx, gy;
-    gradient(w, 0, 0, gx, gy);
-    const int m = gx * gx + gy * gy;
-    out[0] = 0;
-    if (m <= low2) return;
+  // The class of a pixel from its gradient and magnitude; mag(dx, dy) gives a
+  // neighbour's magnitude (0 outside the image).
+  template <class Mag>
+  TW_HD uint8_t classify(int gx, int gy, int m, Mag&& mag) const {
+    if (m <= low2) return 0;
     constexpr int kShift = 15, kTg22 = 13573;  // round(tan(22.5 deg) * 2^15)
     const int ax = gx < 0 ? -gx : gx, ay = (gy < 0 ? -gy : gy) << kShift;
     const int tg22x = ax * kTg22;
     bool peak;
     if (ay < tg22x) {
-      peak = m > magnitude(w, -1, 0) && m >= magnitude(w, 1, 0);
+      peak = m > mag(-1, 0) && m >= mag(1, 0);
     } else if (ay > tg22x + (ax << (kShift + 1))) {
-      peak = m > magnitude(w, 0, -1) && m >= magnitude(w, 0, 1);
+      peak = m > mag(0, -1) && m >= mag(0, 1);
     } else {
       const int s = (gx ^ gy) < 0 ? -1 : 1;
-      peak = m > magnitude(w, -s, -1) && m > magnitude(w, s, 1);
+      peak = m > mag(-s, -1) && m > mag(s, 1);
     }
-    if (peak) out[0] = m > high2 ? kCannyStrong : kCannyWeak;
+    return peak ? (m > high2 ? kCannyStrong : kCannyWeak) : 0;
   }
+  TW_HD void operator()(const ops::Window<In>& w, Out* out) const {
+    int gx, gy;
+    gradient(w, 0, 0, gx, gy);
+    out[0] = classify(gx, gy, gx * gx + gy * gy, [&](int dx, int dy) { return magnitude(w, dx, dy); });
+  }
+  // The CPU computes gradients and magnitudes once per pixel, in rows that
+  // vectorise, then classifies (engine/ops/op_source.hpp, has_cpu_block).
+  void cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const;
 };
 
 struct CannyParams {
@@ -70,7 +81,17 @@ struct CannyParams {
   double low = 0, high = 0;  // on the gradient magnitude; swapped if low > high
 };
 
-CannyNms make_canny_nms(double low, double high);
+// OpenCV's convention: thresholds swapped if low > high, capped at 32767,
+// squared, floored.
+inline CannyNms make_canny_nms(double low, double high) {
+  if (!(low >= 0) || !(high >= 0)) throw InputError("Canny thresholds must be >= 0");
+  if (low > high) std::swap(low, high);
+  low = std::min(32767.0, low), high = std::min(32767.0, high);
+  CannyNms op;
+  op.low2 = static_cast<int64_t>(std::floor(low * low));
+  op.high2 = static_cast<int64_t>(std::floor(high * high));
+  return op;
+}
 
 // The edge map (255 edge, 0 not) of 8-bit gray `gray`, computed on `job`'s
 // backend; `job` gives tile, memory, scratch place for the hysteresis.
@@ -79,5 +100,11 @@ struct CannyResult {
   ReconstructResult hysteresis;
 };
 CannyResult canny_classic(std::shared_ptr<const TileSource> gray, const CannyParams& p, ReconstructJob job);
+
+// Hysteresis on a class map (0, kCannyWeak, kCannyStrong): the strong pixels
+// and the weak ones joined to them through strong or weak pixels
+// (`connectivity` 4 or 8), as a morphological reconstruction by dilation on
+// the wavefront engine; shared by the Canny variants.
+CannyResult canny_hysteresis(const TileSource& classes, int connectivity, ReconstructJob job);
 
 }  // namespace tw::kernels

@@ -8,9 +8,12 @@
 
 namespace tw::kernels {
 
-TW_HD uint8_t clamp_u8(float v) { return v <= 0.f ? 0 : v >= 255.f ? 255 : static_cast<uint8_t>(v); }
-// Round half up, then clamp: the rounding every filter of ours uses.
-TW_HD uint8_t round_u8(float v) { return clamp_u8(floorf(v + 0.5f)); }
+// Round half up, then clamp: the rounding every filter of ours uses. For
+// 0 < u < 255 truncation is floor, and it vectorises where floorf does not.
+TW_HD uint8_t round_u8(float v) {
+  const float u = v + 0.5f;
+  return u <= 0.f ? 0 : u >= 255.f ? 255 : static_cast<uint8_t>(static_cast<int>(u));
+}
 
 template <int C>
 struct Invert {

@@ -49,6 +49,44 @@ class Rule : public TilePropagator {
     for (int64_t y = 0; y < h; ++y) ir[static_cast<size_t>(y)] = iv.ptr<T>(core.x, core.y + y);
     auto row = [&](int64_t y) { return jr[static_cast<size_t>(y + 1)]; };
     bool changed = false;
+    std::vector<std::pair<int32_t, int32_t>>& fifo = queue();
+    fifo.clear();
+
+    // What every pixel would become from its neighbours as they stand.
+    auto settle = [&](int64_t y, int64_t x) {
+      const T* r = row(y);
+      const T* u = row(y - 1);
+      const T* d = row(y + 1);
+      T v = O::ahead(O::ahead(r[x], r[x - 1]), O::ahead(r[x + 1], O::ahead(u[x], d[x])));
+      if (kEight) v = O::ahead(v, O::ahead(O::ahead(u[x - 1], u[x + 1]), O::ahead(d[x - 1], d[x + 1])));
+      return O::limit(v, ir[static_cast<size_t>(y)][x]);
+    };
+    // Sparse propagation (hysteresis from a few strong edges, a marker of
+    // isolated seeds): when few pixels can change at all, a FIFO seeded with
+    // just those beats two full raster scans. The count is a read-only pass
+    // the compiler vectorises.
+    std::vector<int64_t> unstable(static_cast<size_t>(h), 0);
+    int64_t total = 0;
+    for (int64_t y = 0; y < h; ++y) {
+      const T* r = row(y);
+      int64_t n = 0;
+      for (int64_t x = 0; x < w; ++x) n += settle(y, x) != r[x];
+      unstable[static_cast<size_t>(y)] = n;
+      total += n;
+    }
+    if (total == 0) return false;
+    if (total * 16 < w * h) {
+      for (int64_t y = 0; y < h; ++y) {
+        if (!unstable[static_cast<size_t>(y)]) continue;
+        T* r = row(y);
+        for (int64_t x = 0; x < w; ++x) {
+          const T v = settle(y, x);
+          if (v != r[x]) r[x] = v, fifo.emplace_back(static_cast<int32_t>(x), static_cast<int32_t>(y));
+        }
+      }
+      drain(fifo, w, h, row, ir);
+      return true;
+    }
 
     // Raster scan: neighbours above and to the left.
     for (int64_t y = 0; y < h; ++y) {
@@ -65,8 +103,6 @@ class Rule : public TilePropagator {
     }
     // Anti-raster scan: neighbours below and to the right; pixels that could
     // still grow a neighbour there seed the queue.
-    std::vector<std::pair<int32_t, int32_t>>& fifo = queue();
-    fifo.clear();
     for (int64_t y = h - 1; y >= 0; --y) {
       T* r = row(y);
       const T* d = row(y + 1);
@@ -89,7 +125,17 @@ class Rule : public TilePropagator {
         if (seed) fifo.emplace_back(static_cast<int32_t>(x), static_cast<int32_t>(y));
       }
     }
-    // FIFO propagation, inside the core only.
+    if (drain(fifo, w, h, row, ir)) changed = true;
+    return changed;
+  }
+
+ private:
+  // FIFO propagation, inside the core only: each queued pixel grows its
+  // neighbours, which are queued in turn. Returns whether anything changed.
+  template <class RowFn>
+  static bool drain(std::vector<std::pair<int32_t, int32_t>>& fifo, int64_t w, int64_t h, RowFn&& row,
+                    const std::vector<const T*>& ir) {
+    bool changed = false;
     static constexpr int kDx[8] = {-1, 1, 0, 0, -1, 1, -1, 1};
     static constexpr int kDy[8] = {0, 0, -1, 1, -1, -1, 1, 1};
     const int nn = kEight ? 8 : 4;
@@ -116,7 +162,6 @@ class Rule : public TilePropagator {
     return changed;
   }
 
- private:
   static std::vector<std::pair<int32_t, int32_t>>& queue() {
     thread_local std::vector<std::pair<int32_t, int32_t>> q;
     return q;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "engine/image.hpp"
 #include "engine/ops/op.hpp"
 
 namespace tw::kernels {
@@ -22,10 +23,15 @@ struct Sobel {
   TW_HD void operator()(const ops::Window<In>& w, Out* out) const {
     const int gx = (w(1, -1) + 2 * w(1, 0) + w(1, 1)) - (w(-1, -1) + 2 * w(-1, 0) + w(-1, 1));
     const int gy = (w(-1, 1) + 2 * w(0, 1) + w(1, 1)) - (w(-1, -1) + 2 * w(0, -1) + w(1, -1));
-    const float m = sqrtf(static_cast<float>(gx * gx + gy * gy));
-    if (threshold >= 0.f) out[0] = m > threshold ? 255 : 0;
-    else out[0] = m >= 254.5f ? 255 : static_cast<uint8_t>(floorf(m + 0.5f));
+    out[0] = finish(gx, gy);
   }
+  TW_HD uint8_t finish(int gx, int gy) const {
+    const float m = sqrtf(static_cast<float>(gx * gx + gy * gy));
+    if (threshold >= 0.f) return m > threshold ? 255 : 0;
+    return m >= 254.5f ? 255 : static_cast<uint8_t>(static_cast<int>(m + 0.5f));  // m >= 0: truncation is floor
+  }
+  // Whole rows on the CPU (they vectorise; a functor per pixel does not).
+  void cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const;
 };
 
 }  // namespace tw::kernels

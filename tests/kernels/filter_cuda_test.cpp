@@ -13,23 +13,18 @@
 #include "kernels/sobel/sobel.hpp"
 #include "kernels/stats/stats.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/op_test.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
 namespace {
 
+using test::read_tiled;
+using test::source_of;
+
 using SourceP = std::shared_ptr<const TileSource>;
 const Backend kCpu{};
 const Backend kGpu{Backend::Kind::kCuda, 0};
-
-Image read_tiled(const TileSource& s, int64_t tile) {
-  const LevelInfo& l0 = s.level(0);
-  Image out(s.info().fmt, l0.bounds());
-  for (int64_t y = 0; y < l0.height; y += tile)
-    for (int64_t x = 0; x < l0.width; x += tile)
-      s.read(0, out.view().sub(Rect(x, y, tile, tile).intersect(l0.bounds())));
-  return out;
-}
 
 SourceP src(PixelFormat f, int64_t w, int64_t h, uint64_t seed) {
   return std::make_shared<MemorySource>(test::pattern_image(f, w, h, seed));

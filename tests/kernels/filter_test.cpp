@@ -14,30 +14,17 @@
 #include "kernels/point/point_ops.hpp"
 #include "kernels/sobel/sobel.hpp"
 #include "kernels/stats/stats.hpp"
+#include "tests/support/op_test.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
 namespace {
 
+using test::read_tiled;
+using test::source_of;
+
 using SourceP = std::shared_ptr<const TileSource>;
 const Backend kCpu{};
-
-// The whole result, read in tiles of `tile` pixels (0: in one read).
-Image read_tiled(const TileSource& s, int64_t tile = 0) {
-  const LevelInfo& l0 = s.level(0);
-  Image out(s.info().fmt, l0.bounds());
-  if (tile <= 0) tile = std::max(l0.width, l0.height);
-  for (int64_t y = 0; y < l0.height; y += tile)
-    for (int64_t x = 0; x < l0.width; x += tile)
-      s.read(0, out.view().sub(Rect(x, y, tile, tile).intersect(l0.bounds())));
-  return out;
-}
-
-SourceP source_of(const Image& img) {
-  Image c(img.fmt(), img.rect());
-  copy_overlap(img.view(), c.view());
-  return std::make_shared<MemorySource>(std::move(c));
-}
 
 class Filters : public ::testing::Test {
  protected:

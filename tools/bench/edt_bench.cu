@@ -17,47 +17,17 @@
 #include "engine/cuda/cuda_check.hpp"
 #include "kernels/edt/edt_cuda_kernels.hpp"
 #include "tests/support/edt_patterns.hpp"
+#include "tools/bench/bench_util.cuh"
 
 using namespace tw;
+using bench::median_ms;
+#ifdef TW_BENCH_HAVE_NPP
+using bench::npp_context;
+#endif
 
 namespace {
 
-template <class F>
-double median_ms(F&& f, int reps = 15) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a), cudaEventCreate(&b);
-  f();  // warm-up
-  TW_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(a, 0);
-    f();
-    cudaEventRecord(b, 0);
-    TW_CUDA_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  cudaEventDestroy(a), cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
-NppStreamContext npp_context() {
-  NppStreamContext c{};
-  c.hStream = 0;
-  TW_CUDA_CHECK(cudaGetDevice(&c.nCudaDeviceId));
-  cudaDeviceGetAttribute(&c.nMultiProcessorCount, cudaDevAttrMultiProcessorCount, c.nCudaDeviceId);
-  cudaDeviceGetAttribute(&c.nMaxThreadsPerMultiProcessor, cudaDevAttrMaxThreadsPerMultiProcessor, c.nCudaDeviceId);
-  cudaDeviceGetAttribute(&c.nMaxThreadsPerBlock, cudaDevAttrMaxThreadsPerBlock, c.nCudaDeviceId);
-  int smem = 0;
-  cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlock, c.nCudaDeviceId);
-  c.nSharedMemPerBlock = static_cast<size_t>(smem);
-  cudaDeviceGetAttribute(&c.nCudaDevAttrComputeCapabilityMajor, cudaDevAttrComputeCapabilityMajor, c.nCudaDeviceId);
-  cudaDeviceGetAttribute(&c.nCudaDevAttrComputeCapabilityMinor, cudaDevAttrComputeCapabilityMinor, c.nCudaDeviceId);
-  c.nStreamFlags = 0;
-  return c;
-}
 
 template <class T>
 T* device_alloc(size_t n) {

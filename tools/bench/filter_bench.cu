@@ -4,15 +4,11 @@
 // non-maximum suppression, hysteresis on the IWPP-MP kernel) against
 // nppiFilterCannyBorder. Built on a machine with NPP (see docs/PERFORMANCE.md):
 //
-//   nvcc -std=c++17 -O3 -arch=sm_90 -I. -DTW_BENCH_NPP tools/bench/filter_bench.cu \
+//   nvcc -std=c++17 -O3 -arch=sm_90 -I. tools/bench/filter_bench.cu \
 //        kernels/reconstruct/reconstruct_cuda.cu kernels/gaussian/gaussian.cpp engine/cuda/resources.cpp \
 //        engine/image.cpp engine/pixel.cpp engine/geometry.cpp engine/error.cpp \
 //        engine/cuda/device.cu kernels/reconstruct/reconstruct_cpu.cpp -lnppif -lnppc -o filter_bench
 //   ./filter_bench [N...]
-#ifdef TW_BENCH_NPP
-#include <npp.h>
-#endif
-
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -22,31 +18,17 @@
 #include "kernels/canny/canny.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 #include "kernels/reconstruct/reconstruct_cuda.hpp"
+#include "tools/bench/bench_util.cuh"
 
 using namespace tw;
+using bench::median_ms;
+#ifdef TW_BENCH_HAVE_NPP
+using bench::npp_context;
+#endif
 using namespace tw::ops::cuda_detail;
 
 namespace {
 
-template <class F>
-double median_ms(F&& f, int reps = 11) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a), cudaEventCreate(&b);
-  f();
-  TW_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(a, 0);
-    f();
-    cudaEventRecord(b, 0);
-    TW_CUDA_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // Nuclei-like 8-bit content: dark discs of radius 3..12 on a bright ground,
 // with noise, so that Canny finds many closed edges.
@@ -64,24 +46,10 @@ std::vector<uint8_t> content(int64_t n) {
   return v;
 }
 
-#ifdef TW_BENCH_NPP
-NppStreamContext npp_context() {
-  NppStreamContext c{};
-  c.hStream = 0;
-  TW_CUDA_CHECK(cudaGetDevice(&c.nCudaDeviceId));
-  cudaDeviceGetAttribute(&c.nMultiProcessorCount, cudaDevAttrMultiProcessorCount, c.nCudaDeviceId);
-  cudaDeviceGetAttribute(&c.nMaxThreadsPerMultiProcessor, cudaDevAttrMaxThreadsPerMultiProcessor, c.nCudaDeviceId);
-  cudaDeviceGetAttribute(&c.nMaxThreadsPerBlock, cudaDevAttrMaxThreadsPerBlock, c.nCudaDeviceId);
-  int smem = 0;
-  cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlock, c.nCudaDeviceId);
-  c.nSharedMemPerBlock = static_cast<size_t>(smem);
-  cudaDeviceGetAttribute(&c.nCudaDevAttrComputeCapabilityMajor, cudaDevAttrComputeCapabilityMajor, c.nCudaDeviceId);
-  cudaDeviceGetAttribute(&c.nCudaDevAttrComputeCapabilityMinor, cudaDevAttrComputeCapabilityMinor, c.nCudaDeviceId);
-  return c;
-}
+#ifdef TW_BENCH_HAVE_NPP
 #endif
 
-void bench(int64_t n) {
+void run_size(int64_t n) {
   const int R = 6;  // sigma 2
   const auto g = kernels::make_gaussian<1>(2.0);
   Taps taps{};
@@ -124,7 +92,7 @@ void bench(int64_t n) {
   });
   std::printf("| %lld^2 | Gaussian sigma 2 | %.3f ms (%.1f GP/s) | %.3f ms |", static_cast<long long>(n), ours,
               np / ours / 1e6, ours_copies);
-#ifdef TW_BENCH_NPP
+#ifdef TW_BENCH_HAVE_NPP
   const NppStreamContext ctx = npp_context();
   const NppiSize size{w, w};
   auto npp_gauss = [&] {
@@ -188,7 +156,7 @@ void bench(int64_t n) {
     for (int64_t x = 0; x < n; ++x) edges += j.ptr<uint8_t>(x, y)[0] != 0;
   std::printf("| %lld^2 | Canny (Sobel+NMS %.3f ms, hysteresis %.3f ms, %lld megapixel visits) | %.3f ms | - |",
               static_cast<long long>(n), t_nms, t_hyst, static_cast<long long>(st.megapixel_visits), t_nms + t_hyst);
-#ifdef TW_BENCH_NPP
+#ifdef TW_BENCH_HAVE_NPP
   int bytes = 0;
   const NppStatus qs = nppiFilterCannyBorderGetBufferSize(size, &bytes);
   if (qs != NPP_SUCCESS || bytes <= 0) {
@@ -227,6 +195,6 @@ int main(int argc, char** argv) {
   std::vector<int64_t> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoll(argv[i]));
   if (sizes.empty()) sizes = {8192, 16384};
-  for (int64_t n : sizes) bench(n);
+  for (int64_t n : sizes) run_size(n);
   return 0;
 }

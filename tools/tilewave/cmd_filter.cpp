@@ -11,6 +11,7 @@
 #include "engine/ops/run_op.hpp"
 #include "io/open_source.hpp"
 #include "kernels/canny/canny.hpp"
+#include "kernels/canny/canny_itk.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 #include "kernels/hed/hed.hpp"
 #include "kernels/point/point_ops.hpp"
@@ -40,6 +41,12 @@ const char* kFilterHelp =
     "  canny --low L --high H [--sigma 1.4] [--variant classic]\n"
     "                                Canny edges (255) of the image smoothed as gaussian does,\n"
     "                                as OpenCV's Canny with L2gradient; hysteresis across tiles\n"
+    "  canny --variant itk [--variance V | --sigma S] [--low 4] [--high 7]\n"
+    "                                Canny edges as ITK 5's CannyEdgeDetectionImageFilter: discrete\n"
+    "                                Gaussian of variance V (default 1.96 = 1.4^2; S^2 with --sigma)\n"
+    "                                in float, zero crossings of the 2nd directional derivative where\n"
+    "                                the 3rd is <= 0, gradient magnitude > low linked (8-connected,\n"
+    "                                across tiles) to > high; thresholds not swapped\n"
     "  brightness --add N            v + N, saturated (gray or RGB)\n"
     "  contrast --factor F [--center C]  (v - C) * F + C, rounded, saturated (C default 128)\n"
     "  threshold --value T | --otsu  255 where v > T (Otsu: T from the whole-slide histogram)\n"
@@ -51,9 +58,10 @@ const char* kFilterHelp =
 std::vector<OptionSpec> filter_specs() {
   std::vector<OptionSpec> s = {{"sigma", "S", "Gaussian sigma (gaussian; canny: default 1.4)"},
                                {"threshold", "T", "sobel: output 255 where the magnitude exceeds T"},
-                               {"low", "L", "canny: low threshold on the gradient magnitude"},
-                               {"high", "H", "canny: high threshold"},
-                               {"variant", "V", "canny: classic (default)"},
+                               {"low", "L", "canny: low threshold on the gradient magnitude (itk: default 4)"},
+                               {"high", "H", "canny: high threshold (itk: default 7)"},
+                               {"variant", "V", "canny: classic (default) or itk"},
+                               {"variance", "V", "canny --variant itk: Gaussian variance (default 1.96)"},
                                {"add", "N", "brightness: value added, -255..255"},
                                {"factor", "F", "contrast: gain"},
                                {"center", "C", "contrast: fixed point (default 128)"},
@@ -109,18 +117,31 @@ int cmd_filter(int argc, char** argv) {
     result = ops::run_op(gray(), s, b, "sobel");
   } else if (op == "canny") {
     const std::string variant = a.str("variant", "classic");
-    if (variant != "classic")
-      throw UsageError("--variant " + variant + ": only the classic variant is implemented so far");
-    if (!a.has("low") || !a.has("high")) throw UsageError("canny needs --low L and --high H");
-    kernels::CannyParams p;
-    p.sigma = a.real("sigma", 1.4, 1e-3, kernels::kMaxGaussianSigma);
-    p.low = a.real("low", 0, 0, 1e6), p.high = a.real("high", 0, 0, 1e6);
+    if (variant != "classic" && variant != "itk")
+      throw UsageError("--variant " + variant + ": canny variants are classic and itk");
     ReconstructJob job;
     job.tile = common.tile;
     job.memory = common.memory;
     job.scratch_near = output;
     job.backend = b;
-    canny = kernels::canny_classic(gray(), p, job);
+    if (variant == "classic") {
+      if (a.has("variance")) throw UsageError("--variance is for --variant itk; classic takes --sigma");
+      if (!a.has("low") || !a.has("high")) throw UsageError("canny needs --low L and --high H");
+      kernels::CannyParams p;
+      p.sigma = a.real("sigma", 1.4, 1e-3, kernels::kMaxGaussianSigma);
+      p.low = a.real("low", 0, 0, 1e6), p.high = a.real("high", 0, 0, 1e6);
+      canny = kernels::canny_classic(gray(), p, job);
+    } else {
+      if (a.has("variance") && a.has("sigma")) throw UsageError("canny --variant itk takes --variance or --sigma, not both");
+      kernels::CannyItkParams p;  // defaults: the seed thesis's sigma 1.4, upper 7, lower 4
+      if (a.has("sigma")) {
+        const double sigma = a.real("sigma", 1.4, 0, kernels::kMaxGaussianSigma);
+        p.variance = sigma * sigma;
+      }
+      p.variance = a.real("variance", p.variance, 0, 400);
+      p.lower = a.real("low", p.lower, 0, 1e6), p.upper = a.real("high", p.upper, 0, 1e6);
+      canny = kernels::canny_itk(gray(), p, job);
+    }
     result = canny->edges;
     // The hysteresis store is read once, in order, by the writer.
     canny->hysteresis.image->set_cache_bytes(common.memory / 4);

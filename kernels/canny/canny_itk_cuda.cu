@@ -1,0 +1,5 @@
+#include "engine/ops/op_cuda.cuh"
+#include "kernels/canny/canny_itk.hpp"
+
+TW_CUDA_OP(tw::kernels::ItkGaussian);
+TW_CUDA_OP(tw::kernels::CannyItkClasses);

@@ -1,0 +1,51 @@
+#include <tbb/parallel_for.h>
+
+#include <vector>
+
+#include "kernels/canny/canny.hpp"
+
+namespace tw::kernels {
+
+void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const {
+  const Rect r = dst.rect;
+  const int64_t cols = r.w + 2;  // gradients for x = r.x - 1 .. r.x1()
+  constexpr int64_t kRows = 32;
+  tbb::parallel_for(int64_t{0}, (r.h + kRows - 1) / kRows, [&](int64_t chunk) {
+    const int64_t y0 = r.y + chunk * kRows, y1 = std::min(r.y1(), y0 + kRows), rows = y1 - y0 + 2;
+    std::vector<int32_t> gx(static_cast<size_t>(rows * cols)), gy(gx.size()), mag(gx.size());
+    // Columns of the image inside [r.x - 1, r.x1()] (magnitudes outside are 0).
+    const int64_t i0 = std::max<int64_t>(0, -(r.x - 1)), i1 = std::min(cols, W - (r.x - 1));
+    for (int64_t j = 0; j < rows; ++j) {
+      const int64_t y = y0 - 1 + j;
+      // src starts at column r.x - 2: index i covers x = r.x - 1 + i - 1.
+      const uint8_t* a = src.row<uint8_t>(y - 1);
+      const uint8_t* b = src.row<uint8_t>(y);
+      const uint8_t* c = src.row<uint8_t>(y + 1);
+      int32_t* px = gx.data() + j * cols;
+      int32_t* py = gy.data() + j * cols;
+      int32_t* pm = mag.data() + j * cols;
+      for (int64_t i = 0; i < cols; ++i) {
+        const int32_t x = (a[i + 2] + 2 * b[i + 2] + c[i + 2]) - (a[i] + 2 * b[i] + c[i]);
+        const int32_t v = (c[i] + 2 * c[i + 1] + c[i + 2]) - (a[i] + 2 * a[i + 1] + a[i + 2]);
+        px[i] = x, py[i] = v, pm[i] = x * x + v * v;
+      }
+      if (y < 0 || y >= H) {
+        std::fill(pm, pm + cols, 0);
+      } else {
+        std::fill(pm, pm + i0, 0);
+        std::fill(pm + std::max(i0, i1), pm + cols, 0);
+      }
+    }
+    for (int64_t j = 1; j + 1 < rows; ++j) {
+      uint8_t* o = dst.row<uint8_t>(y0 - 1 + j);
+      const int64_t k0 = j * cols;
+      for (int64_t i = 1; i + 1 < cols; ++i) {
+        const int64_t k = k0 + i;
+        o[i - 1] = classify(gx[static_cast<size_t>(k)], gy[static_cast<size_t>(k)], mag[static_cast<size_t>(k)],
+                            [&](int dx, int dy) { return mag[static_cast<size_t>(k + dy * cols + dx)]; });
+      }
+    }
+  });
+}
+
+}  // namespace tw::kernels

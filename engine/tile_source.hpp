@@ -55,6 +55,11 @@ class TileSource {
 
   virtual Image read_associated(const std::string& name) const;
 
+  // A cache of decoded tiles for readers whose reads overlap (ops reading
+  // tiles with halos decode each stored tile once instead of up to nine
+  // times). A no-op for sources with nothing to decode.
+  virtual void set_read_cache(size_t bytes) const { (void)bytes; }
+
   // Pass-through of compressed tiles. raw_format() is null where the level's
   // tiles cannot be copied out as stored.
   virtual const RawTileFormat* raw_format(int level) const;

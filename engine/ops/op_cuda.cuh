@@ -36,34 +36,11 @@ __global__ void pixel_kernel(Op op, const typename Op::In* src, typename Op::Out
   op(src + i * Op::kIn, dst + i * Op::kOut);
 }
 
-// The block's pixels and their halo are staged in shared memory first: each
-// input sample is read from global memory once instead of once per
-// neighbour that uses it.
+// One thread per output pixel; the neighbours come through L1. (Staging the
+// block and its halo in shared memory first was slower for Canny's
+// suppression on the H100: 0.70 ms against 0.55 ms at 8192^2.)
 template <class Op>
-__global__ void neighborhood_kernel(Op op, const typename Op::In* src, typename Op::Out* dst, int w, int h, int R,
-                                    int64_t x0, int64_t y0, int64_t W, int64_t H) {
-  using In = typename Op::In;
-  extern __shared__ __align__(16) unsigned char smem[];
-  In* tile = reinterpret_cast<In*>(smem);
-  constexpr int C = Op::kIn;
-  const int tw = (blockDim.x + 2 * R) * C, th = blockDim.y + 2 * R;
-  const int bx = blockIdx.x * blockDim.x, by = blockIdx.y * blockDim.y;
-  const int64_t stride = static_cast<int64_t>(w + 2 * R) * C;
-  const int rows = min(th, h + 2 * R - by), cols = min(tw, static_cast<int>(stride) - bx * C);
-  for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < tw * th; i += blockDim.x * blockDim.y) {
-    const int ty = i / tw, tx = i - ty * tw;
-    if (ty < rows && tx < cols) tile[i] = src[(by + ty) * stride + bx * C + tx];
-  }
-  __syncthreads();
-  const int x = bx + threadIdx.x, y = by + threadIdx.y;
-  if (x >= w || y >= h) return;
-  Window<In> win{tile + (threadIdx.y + R) * tw + (threadIdx.x + R) * C, tw, C, x0 + x, y0 + y, W, H};
-  op(win, dst + (static_cast<int64_t>(y) * w + x) * Op::kOut);
-}
-
-// Without staging, for halos too large to stage.
-template <class Op>
-__global__ void neighborhood_kernel_global(Op op, const typename Op::In* src, typename Op::Out* dst, int w, int h,
+__global__ void neighborhood_kernel(Op op, const typename Op::In* src, typename Op::Out* dst, int w, int h,
                                            int R, int64_t x0, int64_t y0, int64_t W, int64_t H) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
@@ -79,9 +56,7 @@ template <class Op>
 void launch_neighborhood(const Op& op, const typename Op::In* src, typename Op::Out* dst, int w, int h, int R,
                          int64_t x0, int64_t y0, int64_t W, int64_t H, cudaStream_t s) {
   const dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
-  const size_t shared = static_cast<size_t>((32 + 2 * R) * Op::kIn) * (8 + 2 * R) * sizeof(typename Op::In);
-  if (shared <= 16384) neighborhood_kernel<Op><<<grid, block, shared, s>>>(op, src, dst, w, h, R, x0, y0, W, H);
-  else neighborhood_kernel_global<Op><<<grid, block, 0, s>>>(op, src, dst, w, h, R, x0, y0, W, H);
+  neighborhood_kernel<Op><<<grid, block, 0, s>>>(op, src, dst, w, h, R, x0, y0, W, H);
 }
 
 // Horizontal pass: mid (w*C x h+2R floats) from src ((w+2R)*C x h+2R).

@@ -674,6 +674,7 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
 TiffSource::~TiffSource() = default;
 
 void TiffSource::set_cache_bytes(size_t n) { impl_->cache.set_capacity(n); }
+void TiffSource::set_read_cache(size_t bytes) const { impl_->cache.set_capacity(bytes); }
 
 void TiffSource::read_inside(int level, const ImageView& dst) const {
   auto& im = *impl_;

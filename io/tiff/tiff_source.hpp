@@ -32,6 +32,7 @@ class TiffSource : public TileSource {
   // Keep decoded tiles/strips for re-reads (halos, strips that straddle
   // bands), within this many bytes. 0 (the default) keeps none.
   void set_cache_bytes(size_t n);
+  void set_read_cache(size_t bytes) const override;
 
   // True when the bytes at path start like a TIFF or BigTIFF.
   static bool looks_like_tiff(const std::string& path);

@@ -1,5 +1,7 @@
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/canny/canny.hpp"
@@ -36,13 +38,25 @@ void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int6
         std::fill(pm + std::max(i0, i1), pm + cols, 0);
       }
     }
+    // Most pixels are below the low threshold: find the others eight at a
+    // time (a vectorised compare), and classify only those.
+    std::vector<uint8_t> cand(static_cast<size_t>(cols + 8));
     for (int64_t j = 1; j + 1 < rows; ++j) {
       uint8_t* o = dst.row<uint8_t>(y0 - 1 + j);
-      const int64_t k0 = j * cols;
-      for (int64_t i = 1; i + 1 < cols; ++i) {
-        const int64_t k = k0 + i;
-        o[i - 1] = classify(gx[static_cast<size_t>(k)], gy[static_cast<size_t>(k)], mag[static_cast<size_t>(k)],
-                            [&](int dx, int dy) { return mag[static_cast<size_t>(k + dy * cols + dx)]; });
+      const int32_t* m = mag.data() + j * cols;
+      const int64_t n = cols - 2;
+      for (int64_t i = 0; i < n; ++i) cand[static_cast<size_t>(i)] = m[i + 1] > low2;
+      std::fill(o, o + n, uint8_t{0});
+      for (int64_t i0 = 0; i0 < n; i0 += 8) {
+        uint64_t word = 0;
+        std::memcpy(&word, cand.data() + i0, 8);
+        if (i0 + 8 > n) word &= (uint64_t{1} << (8 * (n - i0))) - 1;
+        for (; word; word &= word - 1) {
+          const int64_t i = i0 + __builtin_ctzll(word) / 8;
+          const int64_t k = j * cols + i + 1;
+          o[i] = classify(gx[static_cast<size_t>(k)], gy[static_cast<size_t>(k)], mag[static_cast<size_t>(k)],
+                          [&](int dx, int dy) { return mag[static_cast<size_t>(k + dy * cols + dx)]; });
+        }
       }
     }
   });

@@ -2,9 +2,11 @@
 // pyramid writer consumes them (bands of 256 full-width rows, in parallel),
 // without file I/O, for tools/bench/filter_vs_opencv.py:
 //
-//   filter_cpu_bench OP RAW WIDTH HEIGHT [RUNS]      OP: gaussian:SIGMA | sobel | canny:SIGMA:LOW:HIGH
+//   filter_cpu_bench OP RAW WIDTH HEIGHT [RUNS]
+//   OP: gaussian:SIGMA | sobel | canny:SIGMA:LOW:HIGH | nms:SIGMA:LOW:HIGH (Canny without hysteresis)
 //
-// RAW is WIDTH x HEIGHT bytes. Prints the median seconds of RUNS (default 5).
+// RAW is WIDTH x HEIGHT bytes. Prints the median seconds of RUNS (default 5),
+// after one run that is not counted.
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -25,11 +27,14 @@ using namespace tw;
 
 namespace {
 
-void consume(const TileSource& s) {
+// Reads the whole result in bands into `out` (allocated once, like the
+// writer's recycled band buffers).
+void consume(const TileSource& s, Image& out) {
   const LevelInfo& l0 = s.level(0);
+  if (out.empty()) out = Image(s.info().fmt, l0.bounds());
   const int64_t band = 256, n = (l0.height + band - 1) / band;
   tbb::parallel_for(int64_t{0}, n, [&](int64_t b) {
-    const Image img = s.read(0, Rect(0, b * band, l0.width, std::min(band, l0.height - b * band)));
+    s.read(0, out.view().sub(Rect(0, b * band, l0.width, std::min(band, l0.height - b * band))));
   });
 }
 
@@ -53,12 +58,18 @@ int main(int argc, char** argv) {
   auto src = std::make_shared<MemorySource>(std::move(img));
   const Backend cpu{};
   std::vector<double> t;
-  for (int r = 0; r < runs; ++r) {
+  Image out;
+  for (int r = -1; r < runs; ++r) {  // run -1 warms up (threads, first-touch pages)
     const auto t0 = std::chrono::steady_clock::now();
     if (op.rfind("gaussian:", 0) == 0) {
-      consume(*ops::run_op(src, kernels::make_gaussian<1>(std::atof(op.c_str() + 9)), cpu, "gaussian"));
+      consume(*ops::run_op(src, kernels::make_gaussian<1>(std::atof(op.c_str() + 9)), cpu, "gaussian"), out);
     } else if (op == "sobel") {
-      consume(*ops::run_op(src, kernels::Sobel{}, cpu, "sobel"));
+      consume(*ops::run_op(src, kernels::Sobel{}, cpu, "sobel"), out);
+    } else if (op.rfind("nms:", 0) == 0) {  // Canny without hysteresis, to see where time goes
+      double sigma = 0, lo = 0, hi = 0;
+      std::sscanf(op.c_str() + 4, "%lf:%lf:%lf", &sigma, &lo, &hi);
+      auto smooth = ops::run_op(src, kernels::make_gaussian<1>(sigma), cpu, "smooth");
+      consume(*ops::run_op(smooth, kernels::make_canny_nms(lo, hi), cpu, "nms"), out);
     } else if (op.rfind("canny:", 0) == 0) {
       double sigma = 0, lo = 0, hi = 0;
       std::sscanf(op.c_str() + 6, "%lf:%lf:%lf", &sigma, &lo, &hi);
@@ -67,12 +78,12 @@ int main(int argc, char** argv) {
       ReconstructJob job;
       job.memory = size_t{4} << 30;
       job.scratch_near = "/tmp/filter_cpu_bench.tif";
-      consume(*kernels::canny_classic(src, p, job).edges);
+      consume(*kernels::canny_classic(src, p, job).edges, out);
     } else {
       std::fprintf(stderr, "unknown op %s\n", op.c_str());
       return 2;
     }
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (r >= 0) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(t.begin(), t.end());
   std::printf("%.6f\n", t[t.size() / 2]);

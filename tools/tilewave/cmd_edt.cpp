@@ -28,7 +28,7 @@ int cmd_edt(int argc, char** argv) {
               << a.options_help();
     return 0;
   }
-  const CommonOptions common = parse_common(a);
+  CommonOptions common = parse_common(a);
   std::optional<tbb::global_control> threads;
   if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
   if (a.positional().size() != 2) throw UsageError("edt takes INPUT OUTPUT.tif (see --help)");
@@ -43,6 +43,7 @@ int cmd_edt(int argc, char** argv) {
   }
   const std::string output = a.positional()[1];
   const SourcePtr in = open_source(a.positional()[0]);
+  cache_input_reads(*in, common);
   if (in->info().fmt.channels == 2 || in->info().fmt.channels > 4)
     throw InputError(in->info().path + " is " + in->info().fmt.str() + "; edt needs gray or RGB");
   EdtStats st;

@@ -88,7 +88,7 @@ int cmd_filter(int argc, char** argv) {
     std::cout << kFilterHelp << a.options_help();
     return 0;
   }
-  const CommonOptions common = parse_common(a);
+  CommonOptions common = parse_common(a);
   std::optional<tbb::global_control> threads;
   if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
   if (a.positional().size() != 3) throw UsageError("filter takes OP INPUT OUTPUT.tif (see --help)");
@@ -97,6 +97,7 @@ int cmd_filter(int argc, char** argv) {
   if (std::find(std::begin(kOps), std::end(kOps), op) == std::end(kOps))
     throw UsageError("unknown filter op '" + op + "' (see tilewave filter --help)");
   const SourceP in = open_source(a.positional()[1]);
+  cache_input_reads(*in, common);
   const PixelFormat f = in->info().fmt;
   if (f.type != SampleType::kU8 || (f.channels != 1 && f.channels != 3))
     throw InputError(in->info().path + " is " + f.str() + "; filter needs 8-bit gray or RGB");

@@ -101,12 +101,14 @@ int cmd_reconstruct(int argc, char** argv) {
               << a.options_help();
     return 0;
   }
-  const CommonOptions common = parse_common(a);
+  CommonOptions common = parse_common(a);
   auto threads = thread_limit(common);
   if (a.positional().size() != 3) throw UsageError("reconstruct takes MARKER MASK OUTPUT.tif (see --help)");
   const std::string output = a.positional()[2];
   const SourcePtr marker = open_source(a.positional()[0]);
   const SourcePtr mask = open_source(a.positional()[1]);
+  cache_input_reads(*marker, common);
+  cache_input_reads(*mask, common);
   require_gray(*marker, "the marker");
   require_gray(*mask, "the mask");
   const ReconstructJob job = job_for(a, common, output, ReconstructMethod::kDilation, 8);
@@ -135,11 +137,12 @@ int cmd_fill_holes(int argc, char** argv) {
               << a.options_help();
     return 0;
   }
-  const CommonOptions common = parse_common(a);
+  CommonOptions common = parse_common(a);
   auto threads = thread_limit(common);
   if (a.positional().size() != 2) throw UsageError("fill-holes takes INPUT OUTPUT.tif (see --help)");
   const std::string output = a.positional()[1];
   const SourcePtr in = open_source(a.positional()[0]);
+  cache_input_reads(*in, common);
   require_gray(*in, "the input");
   const PixelFormat fmt = in->info().fmt;
   const int64_t W = in->level(0).width, H = in->level(0).height;
@@ -191,12 +194,13 @@ int cmd_hdome(int argc, char** argv) {
               << a.options_help();
     return 0;
   }
-  const CommonOptions common = parse_common(a);
+  CommonOptions common = parse_common(a);
   auto threads = thread_limit(common);
   if (a.positional().size() != 2) throw UsageError("hdome takes INPUT OUTPUT.tif (see --help)");
   if (!a.has("h")) throw UsageError("hdome needs --h H");
   const std::string output = a.positional()[1];
   const SourcePtr in = open_source(a.positional()[0]);
+  cache_input_reads(*in, common);
   require_gray(*in, "the input");
   const PixelFormat fmt = in->info().fmt;
   const int64_t h = a.integer("h", 0, 1, static_cast<int64_t>(max_value(fmt)));

@@ -2,6 +2,7 @@
 
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -142,6 +143,12 @@ void write_report(const std::string& path, const std::string& command, const std
   o << "\n}\n";
   std::ofstream f(path);
   if (!f || !(f << o.str())) throw InputError("cannot write report " + path);
+}
+
+void cache_input_reads(const TileSource& in, CommonOptions& common) {
+  const size_t bytes = std::min<size_t>(common.memory / 8, size_t{256} << 20);
+  in.set_read_cache(bytes);
+  common.memory -= bytes;
 }
 
 }  // namespace tw::cli

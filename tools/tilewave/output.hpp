@@ -32,6 +32,10 @@ struct OutputResult {
 
 OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common);
 
+// Ops read their input in tiles with halos: lets `in` keep decoded tiles
+// (an eighth of the budget, at most 256 MiB), taken from common.memory.
+void cache_input_reads(const TileSource& in, CommonOptions& common);
+
 // "wrote OUT: N levels from W x H (fmt), size, seconds"
 void print_written(const OutputRequest& req, const OutputResult& r, const std::string& what);
 

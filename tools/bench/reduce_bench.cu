@@ -16,33 +16,13 @@
 
 #include "engine/cuda/cuda_check.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
+#include "tools/bench/bench_util.cuh"
 
 using namespace tw;
+using bench::median_ms;
 
 namespace {
 
-struct Timer {
-  cudaEvent_t a, b;
-  Timer() { cudaEventCreate(&a), cudaEventCreate(&b); }
-  ~Timer() { cudaEventDestroy(a), cudaEventDestroy(b); }
-  template <class F>
-  double median_ms(F&& f, int reps = 21) {
-    f();  // warm-up
-    TW_CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int i = 0; i < reps; ++i) {
-      cudaEventRecord(a, 0);
-      f();
-      cudaEventRecord(b, 0);
-      TW_CUDA_CHECK(cudaEventSynchronize(b));
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  }
-};
 
 size_t pitch_of(int64_t w) { return (static_cast<size_t>(w) * 3 + 255) & ~size_t{255}; }
 
@@ -81,20 +61,19 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   for (size_t i = 0; i < pitch[0] * H; ++i) hbuf[0][i] = static_cast<uint8_t>(rng() >> 24);
   TW_CUDA_CHECK(cudaMemcpy(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice));
-  Timer t;
 
   // The device's own ceiling: a large device-to-device copy (bytes read + written).
   uint8_t *ca = nullptr, *cb = nullptr;
   const size_t cbytes = size_t{1} << 30;
   TW_CUDA_CHECK(cudaMalloc(&ca, cbytes));
   TW_CUDA_CHECK(cudaMalloc(&cb, cbytes));
-  const double copy_ms = t.median_ms([&] { cudaMemcpyAsync(cb, ca, cbytes, cudaMemcpyDeviceToDevice, 0); }, 11);
+  const double copy_ms = median_ms([&] { cudaMemcpyAsync(cb, ca, cbytes, cudaMemcpyDeviceToDevice, 0); }, 11);
   const double peak = 2.0 * cbytes / (copy_ms * 1e-3) / 1e12;
   cudaFree(ca), cudaFree(cb);
   std::printf("device-to-device copy: %.2f TB/s (read + write)\n", peak);
 
   const double bytes1 = double(W) * H * 3 + double(lw[1]) * lh[1] * 3;
-  const double k1 = t.median_ms([&] { ours(d[0], pitch[0], W, H, d[1], pitch[1], 0, lh[1], 0); });
+  const double k1 = median_ms([&] { ours(d[0], pitch[0], W, H, d[1], pitch[1], 0, lh[1], 0); });
   std::printf("\none level, kernel only\n  tilewave: %.3f ms  %.2f TB/s (%.0f%% of the copy ceiling)\n", k1,
               bytes1 / (k1 * 1e-3) / 1e12, 100 * bytes1 / (k1 * 1e-3) / 1e12 / peak);
 
@@ -122,17 +101,17 @@ int main(int argc, char** argv) {
                                                           NppiPoint{0, 0}, out, static_cast<int>(op), ds, 2.0f, 5,
                                                           dtaps, NPP_BORDER_REPLICATE, ctx);
   };
-  const double n1 = t.median_ms([&] { npp_level(d[0], pitch[0], W, H, d[1], pitch[1]); });
+  const double n1 = median_ms([&] { npp_level(d[0], pitch[0], W, H, d[1], pitch[1]); });
   std::printf("  NPP:      %.3f ms  %.2f TB/s  (status %d, output %dx%d)\n", n1, bytes1 / (n1 * 1e-3) / 1e12, int(st),
               dst.width, dst.height);
 
   // With copies: upload level 0, reduce, download level 1.
-  const double c_serial = t.median_ms([&] {
+  const double c_serial = median_ms([&] {
     cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0);
     ours(d[0], pitch[0], W, H, d[1], pitch[1], 0, lh[1], 0);
     cudaMemcpyAsync(hbuf[1], d[1], pitch[1] * lh[1], cudaMemcpyDeviceToHost, 0);
   }, 7);
-  const double n_serial = t.median_ms([&] {
+  const double n_serial = median_ms([&] {
     cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0);
     npp_level(d[0], pitch[0], W, H, d[1], pitch[1]);
     cudaMemcpyAsync(hbuf[1], d[1], pitch[1] * lh[1], cudaMemcpyDeviceToHost, 0);
@@ -171,21 +150,21 @@ int main(int argc, char** argv) {
     cudaStreamSynchronize(s[0]);
     cudaStreamSynchronize(s[1]);
   };
-  const double c_stream = t.median_ms([&] { streamed(2, true); }, 7);
-  const double h2d_only = t.median_ms([&] { cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0); }, 7);
+  const double c_stream = median_ms([&] { streamed(2, true); }, 7);
+  const double h2d_only = median_ms([&] { cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0); }, 7);
   std::printf("\none level, with copies (upload %.0f MB, download %.0f MB)\n", pitch[0] * H / 1e6, pitch[1] * lh[1] / 1e6);
   std::printf("  tilewave, one stream:        %.2f ms\n  tilewave, 16 strips streamed: %.2f ms\n  NPP, one stream:             %.2f ms\n",
               c_serial, c_stream, n_serial);
   std::printf("  the upload alone:            %.2f ms (%.1f GB/s): the PCIe floor\n", h2d_only, pitch[0] * H / (h2d_only * 1e-3) / 1e9);
 
-  const double k7 = t.median_ms([&] {
+  const double k7 = median_ms([&] {
     for (int l = 1; l < levels; ++l) ours(d[l - 1], pitch[l - 1], lw[l - 1], lh[l - 1], d[l], pitch[l], 0, lh[l], 0);
   });
-  const double n7 = t.median_ms([&] {
+  const double n7 = median_ms([&] {
     for (int l = 1; l < levels; ++l) npp_level(d[l - 1], pitch[l - 1], lw[l - 1], lh[l - 1], d[l], pitch[l]);
   });
-  const double c7_last = t.median_ms([&] { streamed(levels, false); }, 7);
-  const double c7_all = t.median_ms([&] { streamed(levels, true); }, 7);
+  const double c7_last = median_ms([&] { streamed(levels, false); }, 7);
+  const double c7_all = median_ms([&] { streamed(levels, true); }, 7);
   std::printf("\n%d levels (the seed's 'reduction of 7 levels': 6 reductions from level 0)\n", levels);
   std::printf("  kernel only: tilewave %.3f ms, NPP %.3f ms\n", k7, n7);
   std::printf("  with copies, streamed: %.2f ms (last level back, as the seed), %.2f ms (every level back)\n", c7_last,

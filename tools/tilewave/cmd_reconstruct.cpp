@@ -86,6 +86,23 @@ void require_gray(const TileSource& s, const std::string& what) {
     throw InputError(what + " " + s.info().path + " is " + f.str() + "; this needs 8- or 16-bit single-channel images");
 }
 
+// Writes `image` (the reconstruction, or a pixel op over it) as the command's
+// pyramidal TIFF, then the summary line and the report.
+int finish(const TileSource& image, const std::string& description, const std::string& command, const Args& a,
+           const CommonOptions& common, const ReconstructResult& r, const std::string& input,
+           const std::string& output, Clock::time_point t0) {
+  OutputRequest req;
+  req.src = &image;
+  req.output = output;
+  req.description = description;
+  req.lossless_default = true;
+  const double open_s = since(t0);
+  const OutputResult out = write_output(req, a, for_output(common, r));
+  print_done(req, out, r);
+  write_report(common.report, command, input, output, out, open_s, since(t0), wavefront_report(r));
+  return 0;
+}
+
 }  // namespace
 
 int cmd_reconstruct(int argc, char** argv) {
@@ -113,16 +130,7 @@ int cmd_reconstruct(int argc, char** argv) {
   require_gray(*mask, "the mask");
   const ReconstructJob job = job_for(a, common, output, ReconstructMethod::kDilation, 8);
   const ReconstructResult r = reconstruct(*marker, *mask, job);
-  OutputRequest req;
-  req.src = r.image.get();
-  req.output = output;
-  req.description = "Tilewave reconstruction";
-  req.lossless_default = true;
-  const double open_s = since(t0);
-  const OutputResult out = write_output(req, a, for_output(common, r));
-  print_done(req, out, r);
-  write_report(common.report, "reconstruct", a.positional()[1], output, out, open_s, since(t0), wavefront_report(r));
-  return 0;
+  return finish(*r.image, "Tilewave reconstruction", "reconstruct", a, common, r, a.positional()[1], output, t0);
 }
 
 int cmd_fill_holes(int argc, char** argv) {
@@ -169,16 +177,7 @@ int cmd_fill_holes(int argc, char** argv) {
                    "fill-holes marker");
   const ReconstructJob job = job_for(a, common, output, ReconstructMethod::kErosion, 4);
   const ReconstructResult r = reconstruct(marker, *in, job);
-  OutputRequest req;
-  req.src = r.image.get();
-  req.output = output;
-  req.description = "Tilewave fill-holes";
-  req.lossless_default = true;
-  const double open_s = since(t0);
-  const OutputResult out = write_output(req, a, for_output(common, r));
-  print_done(req, out, r);
-  write_report(common.report, "fill-holes", a.positional()[0], output, out, open_s, since(t0), wavefront_report(r));
-  return 0;
+  return finish(*r.image, "Tilewave fill-holes", "fill-holes", a, common, r, a.positional()[0], output, t0);
 }
 
 int cmd_hdome(int argc, char** argv) {
@@ -221,16 +220,7 @@ int cmd_hdome(int argc, char** argv) {
   const ReconstructJob job = job_for(a, common, output, ReconstructMethod::kDilation, 8);
   const ReconstructResult r = reconstruct(marker, *in, job);
   MapSource dome({in.get(), r.image.get()}, fmt, sub, "h-dome");
-  OutputRequest req;
-  req.src = &dome;
-  req.output = output;
-  req.description = "Tilewave h-dome, h=" + std::to_string(h);
-  req.lossless_default = true;
-  const double open_s = since(t0);
-  const OutputResult out = write_output(req, a, for_output(common, r));
-  print_done(req, out, r);
-  write_report(common.report, "hdome", a.positional()[0], output, out, open_s, since(t0), wavefront_report(r));
-  return 0;
+  return finish(dome, "Tilewave h-dome, h=" + std::to_string(h), "hdome", a, common, r, a.positional()[0], output, t0);
 }
 
 }  // namespace tw::cli

@@ -1,5 +1,7 @@
 #include "engine/cuda/lanes.hpp"
 
+#include <map>
+
 namespace tw::cuda {
 
 void Lane::reserve(size_t in_bytes, size_t out_bytes, size_t mid_bytes) {
@@ -31,6 +33,17 @@ void LanePool::release(Lane* l) {
     free_.push_back(l);
   }
   cv_.notify_one();
+}
+
+LanePool& shared_lanes(int device) {
+  static std::mutex mu;
+  // Never destroyed: freeing CUDA memory after the runtime has shut down at
+  // exit would fail.
+  static auto* pools = new std::map<int, std::unique_ptr<LanePool>>();
+  std::lock_guard<std::mutex> l(mu);
+  auto& p = (*pools)[device];
+  if (!p) p = std::make_unique<LanePool>(device, 4);
+  return *p;
 }
 
 }  // namespace tw::cuda

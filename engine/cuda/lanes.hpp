@@ -48,4 +48,10 @@ class LanePool {
   std::condition_variable cv_;
 };
 
+// The process's pool for `device` (created on first use, kept for the life
+// of the process): ops created one after another — a batch of images —
+// reuse its streams and buffers instead of allocating pinned and device
+// memory for every image (cudaMallocHost costs milliseconds).
+LanePool& shared_lanes(int device);
+
 }  // namespace tw::cuda

@@ -89,7 +89,7 @@ class CudaOpSource final : public TileSource {
 
  public:
   CudaOpSource(std::shared_ptr<const TileSource> in, const Op& op, int device, const std::string& name)
-      : in_(std::move(in)), op_(op), pool_(device, 3) {
+      : in_(std::move(in)), op_(op), pool_(cuda::shared_lanes(device)) {
     require_format(*in_, in_format<Op>(), name);
     info_ = result_info(*in_, out_format<Op>(), name);
     if constexpr (std::is_same_v<typename Op::Category, Separable>) {
@@ -108,11 +108,15 @@ class CudaOpSource final : public TileSource {
     const size_t out_bytes = static_cast<size_t>(r.w * r.h) * fo.bytes_per_pixel();
     size_t mid_bytes = 0;
     if constexpr (std::is_same_v<Cat, Separable>) mid_bytes = static_cast<size_t>(r.w * Op::kIn * sr.h) * sizeof(float);
+    // The input is read before a lane is taken: it may itself be a GPU op
+    // drawing on the same shared pool, and holding a lane while waiting for
+    // another could leave every lane waiting.
+    const Image input = in_->read(0, sr, op_border(op_));
     cuda::DeviceScope scope(pool_.device());
     auto lane = pool_.acquire();
     lane->reserve(in_bytes, out_bytes, mid_bytes);
     const ImageView host_in{fi, sr, static_cast<size_t>(sr.w) * fi.bytes_per_pixel(), lane->host_in.get()};
-    in_->read(0, host_in, op_border(op_));
+    copy_overlap(input.view(), host_in);
     const cudaStream_t s = lane->stream.get();
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), in_bytes, cudaMemcpyHostToDevice, s));
     const auto* din = reinterpret_cast<const In*>(lane->dev_in.get());
@@ -141,7 +145,7 @@ class CudaOpSource final : public TileSource {
   std::shared_ptr<const TileSource> in_;
   Op op_;
   Taps taps_{};
-  mutable cuda::LanePool pool_;
+  cuda::LanePool& pool_;
 };
 
 }  // namespace cuda_detail

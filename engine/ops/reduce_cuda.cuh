@@ -62,12 +62,14 @@ void for_each_band_on_device(const TileSource& in, cuda::LanePool& pool, Fn&& fn
   tbb::parallel_for(int64_t{0}, nb, [&](int64_t b) {
     const int64_t y0 = b * band, h = std::min(band, l0.height - y0);
     const size_t bytes = static_cast<size_t>(l0.width * h) * f.bytes_per_pixel();
+    // Read before taking a lane (the input may be a GPU op on the same pool).
+    const Image band_px = in.read(0, Rect(0, y0, l0.width, h));
     cuda::DeviceScope scope(pool.device());
     auto lane = pool.acquire();
     lane->reserve(bytes, 0);
     const ImageView v{f, Rect(0, y0, l0.width, h), static_cast<size_t>(l0.width) * f.bytes_per_pixel(),
                       lane->host_in.get()};
-    in.read(0, v);
+    copy_overlap(band_px.view(), v);
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), bytes, cudaMemcpyHostToDevice,
                                   lane->stream.get()));
     fn(*lane, b, reinterpret_cast<const typename Op::In*>(lane->dev_in.get()), l0.width * h);
@@ -80,7 +82,7 @@ template <class Op>
 typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device) {
   using Acc = typename Op::Acc;
   using namespace cuda_detail;
-  cuda::LanePool pool(device, 3);
+  cuda::LanePool& pool = cuda::shared_lanes(device);
   const int64_t nb = (in.level(0).height + reduce_band_rows(in) - 1) / reduce_band_rows(in);
   std::vector<std::vector<Acc>> part(static_cast<size_t>(nb));
   for_each_band_on_device<Op>(in, pool, [&](cuda::Lane& lane, int64_t b, const typename Op::In* px, int64_t n) {
@@ -108,7 +110,7 @@ std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int dev
   int copies = 1;
   if (static_cast<size_t>(bins) * (kReduceThreads / 32) * 4 <= 32768) copies = kReduceThreads / 32;
   else if (static_cast<size_t>(bins) * 4 > 48 * 1024) throw InputError("at most 12288 histogram bins on the GPU");
-  cuda::LanePool pool(device, 3);
+  cuda::LanePool& pool = cuda::shared_lanes(device);
   cuda::DeviceScope scope(device);
   cuda::DeviceBuffer<unsigned long long> hist(static_cast<size_t>(bins));
   TW_CUDA_CHECK(cudaMemset(hist.get(), 0, hist.bytes()));

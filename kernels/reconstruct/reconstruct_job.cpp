@@ -46,12 +46,17 @@ std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchS
 // tiles are in work.
 constexpr size_t kCudaStoreTiles = 6;
 
-int64_t gpu_tile(const ReconstructJob& job, PixelFormat fmt) {
+int64_t gpu_tile(const ReconstructJob& job, PixelFormat fmt, int64_t width, int64_t height) {
   if (job.gpu_tile > 0) return job.gpu_tile;
-  for (int64_t t = kCudaTileMax; t > kCudaTile; t /= 2)
+  // No larger than the image needs: a 3848 x 2568 image is one 4096 tile,
+  // not a mostly empty 8192 one that costs 4x the memory and copies.
+  const int64_t side = std::max(width, height);
+  int64_t fit = kCudaTileMax;
+  while (fit / 2 >= side && fit / 2 >= job.tile && fit > 256) fit /= 2;
+  for (int64_t t = fit; t > kCudaTile; t /= 2)
     if (2 * kCudaStoreTiles * static_cast<size_t>(t * t) * fmt.bytes_per_pixel() <= job.memory)
       return std::max(t, job.tile);
-  return std::max(kCudaTile, job.tile);
+  return std::max(std::min(fit, kCudaTile), job.tile);
 }
 
 }  // namespace
@@ -85,8 +90,8 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   const bool cuda = job.backend.is_cuda();
   auto rule = cuda ? make_cuda_reconstruct_rule(job.backend.device, fmt, job.params, &res.gpu)
                    : make_reconstruct_rule(fmt, job.params);
-  const int64_t tile = cuda ? gpu_tile(job, fmt) : job.tile;
   const LevelInfo& l0 = mask.level(0);
+  const int64_t tile = cuda ? gpu_tile(job, fmt, l0.width, l0.height) : job.tile;
   const LevelInfo& m0 = marker.level(0);
   if (m0.width != l0.width || m0.height != l0.height)
     throw InputError("the marker is " + std::to_string(m0.width) + "x" + std::to_string(m0.height) +

@@ -21,7 +21,8 @@ struct ReconstructJob {
   bool clip = false;
   int64_t tile = 256;  // the wavefront's tiles on the CPU
   // With CUDA: 0 picks the largest of 8192 and 4096 whose tiles fit the
-  // memory budget (never below `tile`).
+  // memory budget, or the smallest power of two that covers a smaller image
+  // (never below `tile`).
   int64_t gpu_tile = 0;
   size_t memory = size_t{1} << 30;
   std::string scratch_near;  // scratch files go beside this path

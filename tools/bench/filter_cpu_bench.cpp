@@ -4,6 +4,7 @@
 //
 //   filter_cpu_bench OP RAW WIDTH HEIGHT [RUNS]
 //   OP: gaussian:SIGMA | sobel | canny:SIGMA:LOW:HIGH | nms:SIGMA:LOW:HIGH (Canny without hysteresis)
+//       | cuda-canny:SIGMA:LOW:HIGH (Canny on CUDA device 0, end to end from host memory)
 //
 // RAW is WIDTH x HEIGHT bytes. Prints the median seconds of RUNS (default 5),
 // after one run that is not counted.
@@ -70,14 +71,18 @@ int main(int argc, char** argv) {
       std::sscanf(op.c_str() + 4, "%lf:%lf:%lf", &sigma, &lo, &hi);
       auto smooth = ops::run_op(src, kernels::make_gaussian<1>(sigma), cpu, "smooth");
       consume(*ops::run_op(smooth, kernels::make_canny_nms(lo, hi), cpu, "nms"), out);
-    } else if (op.rfind("canny:", 0) == 0) {
+    } else if (op.rfind("canny:", 0) == 0 || op.rfind("cuda-canny:", 0) == 0) {
+      // cuda-canny: the same pipeline on CUDA device 0 (the seed thesis's
+      // workload: one image after another in one process).
+      const bool gpu = op[0] == 'c' && op[1] == 'u';
       double sigma = 0, lo = 0, hi = 0;
-      std::sscanf(op.c_str() + 6, "%lf:%lf:%lf", &sigma, &lo, &hi);
+      std::sscanf(op.c_str() + (gpu ? 11 : 6), "%lf:%lf:%lf", &sigma, &lo, &hi);
       kernels::CannyParams p;
       p.sigma = sigma, p.low = lo, p.high = hi;
       ReconstructJob job;
       job.memory = size_t{4} << 30;
       job.scratch_near = "/tmp/filter_cpu_bench.tif";
+      if (gpu) job.backend = Backend{Backend::Kind::kCuda, 0};
       consume(*kernels::canny_classic(src, p, job).edges, out);
     } else {
       std::fprintf(stderr, "unknown op %s\n", op.c_str());

@@ -15,6 +15,8 @@
 // active-block counter that keeps blocks from quitting early.
 #include <cuda_runtime.h>
 
+#include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -240,10 +242,31 @@ __global__ void narrow(const uint32_t* in, int64_t pitch, T* out, size_t out_pit
   if (x < w) reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(out) + y * out_pitch)[x] = static_cast<T>(in[(y + 1) * pitch + x + 1]);
 }
 
+// The device buffers of the reconstruction, one set per device for the
+// whole process: a batch of images (or of wavefront tiles) reuses them
+// instead of allocating ~10 bytes per pixel for every call. Calls on one
+// device serialise on its mutex (one tile fills the GPU).
+struct Workspace {
+  std::mutex mu;
+  std::unique_ptr<cuda::Stream> stream;
+  cuda::DeviceBuffer<uint32_t> j, i, queued;
+  cuda::DeviceBuffer<unsigned long long> slots, counters;
+  cuda::DeviceBuffer<uint8_t> staging;
+};
+
+Workspace& workspace(int device) {
+  static std::mutex mu;
+  static auto* all = new std::map<int, std::unique_ptr<Workspace>>();  // never freed: see engine/cuda/lanes.cpp
+  std::lock_guard<std::mutex> l(mu);
+  auto& w = (*all)[device];
+  if (!w) w = std::make_unique<Workspace>();
+  return *w;
+}
+
 template <class T, bool kDilate, bool kEight>
 class CudaRule : public TilePropagator {
  public:
-  CudaRule(int device, GpuWavefrontStats* stats) : device_(device), stats_(stats) {}
+  CudaRule(int device, GpuWavefrontStats* stats) : device_(device), stats_(stats), ws_(workspace(device)) {}
 
   void neutral(uint8_t* px) const override {
     const T v = kDilate ? T(0) : T(~T(0));
@@ -256,8 +279,16 @@ class CudaRule : public TilePropagator {
   }
 
   bool propagate(const ImageView& jv, const ImageView& iv, const Rect& core) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(ws_.mu);
     cuda::DeviceScope scope(device_);
+    if (!ws_.stream) ws_.stream = std::make_unique<cuda::Stream>();
+    auto& j_ = ws_.j;
+    auto& i_ = ws_.i;
+    auto& queued_ = ws_.queued;
+    auto& slots_ = ws_.slots;
+    auto& counters_ = ws_.counters;
+    auto& staging_ = ws_.staging;
+    cuda::Stream& stream_ = *ws_.stream;
     const int w = static_cast<int>(core.w), h = static_cast<int>(core.h);
     const int64_t pitch = (w + 2 + 31) / 32 * 32;
     const size_t words = static_cast<size_t>(pitch) * (h + 2);
@@ -334,12 +365,7 @@ class CudaRule : public TilePropagator {
  private:
   int device_;
   GpuWavefrontStats* stats_;
-  mutable std::mutex mu_;
-  mutable cuda::Stream stream_;
-  mutable cuda::DeviceBuffer<uint32_t> j_, i_, queued_;
-  mutable cuda::DeviceBuffer<unsigned long long> slots_;
-  mutable cuda::DeviceBuffer<unsigned long long> counters_;
-  mutable cuda::DeviceBuffer<uint8_t> staging_;
+  Workspace& ws_;
 };
 
 template <class T>

@@ -1,5 +1,7 @@
 #include "engine/ops/fir.hpp"
 
+#include <algorithm>
+
 namespace tw::ops {
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
@@ -27,6 +29,13 @@ TW_CLONES void fir(float* acc, const float* src, int64_t n, const float* taps, i
     float a = 0.f;
     for (int k = 0; k < ntaps; ++k) a = a + taps[k] * src[i + k * step];
     acc[i] = a;
+  }
+}
+
+TW_CLONES void round_half_up_u8(const float* v, uint8_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float u = std::min(std::max(v[i] + 0.5f, 0.f), 255.f);  // then truncation is floor
+    out[i] = static_cast<uint8_t>(static_cast<int32_t>(u));
   }
 }
 

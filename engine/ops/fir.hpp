@@ -9,6 +9,9 @@ namespace tw::ops {
 
 // acc[i] = sum over k of taps[k] * src[i + k * step], k = 0..ntaps-1 in order.
 void fir(float* acc, const float* src, int64_t n, const float* taps, int ntaps, int64_t step);
+// out[i] = the value rounded half up and clamped to 0..255 (round_u8 of
+// kernels/point/point_ops.hpp, for whole rows).
+void round_half_up_u8(const float* v, uint8_t* out, int64_t n);
 void u8_to_float(const uint8_t* src, float* dst, int64_t n);
 
 }  // namespace tw::ops

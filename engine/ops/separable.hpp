@@ -30,6 +30,14 @@ namespace tw::ops {
 // Up to 129 taps (a Gaussian of sigma 21 at 3 sigma).
 constexpr int kMaxSeparableRadius = 64;
 
+// Ops whose finish() is round_u8 (half up, clamped to 0..255) say so with
+// `static constexpr bool kRoundsHalfUp = true`; the CPU then rounds whole
+// rows with the vectorised round_half_up_u8 (same results).
+template <class Op, class = void>
+struct rounds_half_up : std::false_type {};
+template <class Op>
+struct rounds_half_up<Op, std::void_t<decltype(Op::kRoundsHalfUp)>> : std::bool_constant<Op::kRoundsHalfUp> {};
+
 // Runs the filter over dst.rect, reading `in` with the op's halo. Columns
 // are cut into strips so that the horizontal pass's output stays in cache
 // for the vertical pass; strips run in parallel.
@@ -48,7 +56,11 @@ void separable_cpu(const Op& op, const TileSource& in, const ImageView& dst) {
   const int64_t wc = r.w * C, strips = (wc + kStrip - 1) / kStrip;
   tbb::parallel_for(int64_t{0}, strips, [&](int64_t sidx) {
     const int64_t s0 = sidx * kStrip, sw = std::min(kStrip, wc - s0);
-    std::vector<float> row(static_cast<size_t>(sw + 2 * R * C)), mid(static_cast<size_t>(sw * hh)), acc(static_cast<size_t>(sw));
+    // Scratch reused by each thread across reads (fresh pages cost more
+    // than the filter's arithmetic on them).
+    thread_local std::vector<float> row, mid, acc;
+    row.resize(static_cast<size_t>(sw + 2 * R * C)), mid.resize(static_cast<size_t>(sw * hh)),
+        acc.resize(static_cast<size_t>(sw));
     for (int64_t j = 0; j < hh; ++j) {
       // The strip's samples and R pixels either side, from the halo'd read.
       const In* s = src.row<In>(r.y - R + j) + s0;
@@ -59,7 +71,8 @@ void separable_cpu(const Op& op, const TileSource& in, const ImageView& dst) {
     for (int64_t j = 0; j < r.h; ++j) {
       fir(acc.data(), mid.data() + j * sw, sw, t, taps, sw);
       Out* o = dst.row<Out>(r.y + j) + s0;
-      for (int64_t i = 0; i < sw; ++i) o[i] = op.finish(acc[static_cast<size_t>(i)]);
+      if constexpr (rounds_half_up<Op>::value) round_half_up_u8(acc.data(), o, sw);
+      else for (int64_t i = 0; i < sw; ++i) o[i] = op.finish(acc[static_cast<size_t>(i)]);
     }
   });
 }

@@ -14,7 +14,10 @@ void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int6
   constexpr int64_t kRows = 32;
   tbb::parallel_for(int64_t{0}, (r.h + kRows - 1) / kRows, [&](int64_t chunk) {
     const int64_t y0 = r.y + chunk * kRows, y1 = std::min(r.y1(), y0 + kRows), rows = y1 - y0 + 2;
-    std::vector<int32_t> gx(static_cast<size_t>(rows * cols)), gy(gx.size()), mag(gx.size());
+    // Scratch reused by each thread across reads.
+    thread_local std::vector<int32_t> gx, gy, mag;
+    thread_local std::vector<uint8_t> cand;
+    gx.resize(static_cast<size_t>(rows * cols)), gy.resize(gx.size()), mag.resize(gx.size());
     // Columns of the image inside [r.x - 1, r.x1()] (magnitudes outside are 0).
     const int64_t i0 = std::max<int64_t>(0, -(r.x - 1)), i1 = std::min(cols, W - (r.x - 1));
     for (int64_t j = 0; j < rows; ++j) {
@@ -40,7 +43,7 @@ void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int6
     }
     // Most pixels are below the low threshold: find the others eight at a
     // time (a vectorised compare), and classify only those.
-    std::vector<uint8_t> cand(static_cast<size_t>(cols + 8));
+    cand.resize(static_cast<size_t>(cols + 8));
     for (int64_t j = 1; j + 1 < rows; ++j) {
       uint8_t* o = dst.row<uint8_t>(y0 - 1 + j);
       const int32_t* m = mag.data() + j * cols;

@@ -19,6 +19,7 @@ struct Gaussian {
   using In = uint8_t;
   using Out = uint8_t;
   static constexpr int kIn = C, kOut = C;
+  static constexpr bool kRoundsHalfUp = true;  // finish() is round_u8
   int r = 0;
   float t[2 * ops::kMaxSeparableRadius + 1] = {};
   int radius() const { return r; }

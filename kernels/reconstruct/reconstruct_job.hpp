@@ -29,6 +29,8 @@ struct ReconstructJob {
   Backend backend;
   // When set, each marker tile is computed from the mask tile (mask, marker
   // views of the same rect) instead of read: the mask's source runs once.
+  // It may also rewrite the mask tile in place (Canny turns its classes into
+  // a binary mask there).
   std::function<void(const ImageView& mask, const ImageView& marker)> marker_from_mask;
 };
 

@@ -9,6 +9,18 @@
 
 namespace tw::kernels {
 
+namespace {
+
+// One row of classes -> marker (strong pixels) and binary mask (candidates).
+void split_classes(uint8_t* __restrict m, uint8_t* __restrict k, int64_t n) {
+  for (int64_t x = 0; x < n; ++x) {
+    k[x] = m[x] == kCannyStrong ? 255 : 0;
+    m[x] = m[x] ? 255 : 0;
+  }
+}
+
+}  // namespace
+
 CannyResult canny_hysteresis(const TileSource& classes, int connectivity, ReconstructJob job) {
   job.params.method = ReconstructMethod::kDilation;
   job.params.connectivity = connectivity;
@@ -17,14 +29,8 @@ CannyResult canny_hysteresis(const TileSource& classes, int connectivity, Recons
   // reconstruction is the edge map itself (255 where linked to a strong
   // pixel, 0 elsewhere) and needs no further pass.
   job.marker_from_mask = [](const ImageView& mask, const ImageView& marker) {
-    for (int64_t y = mask.rect.y; y < mask.rect.y1(); ++y) {
-      uint8_t* m = mask.row<uint8_t>(y);
-      uint8_t* k = marker.row<uint8_t>(y);
-      for (int64_t x = 0; x < mask.rect.w; ++x) {
-        k[x] = m[x] == kCannyStrong ? 255 : 0;
-        m[x] = m[x] ? 255 : 0;
-      }
-    }
+    for (int64_t y = mask.rect.y; y < mask.rect.y1(); ++y)
+      split_classes(mask.row<uint8_t>(y), marker.row<uint8_t>(y), mask.rect.w);
   };
   CannyResult r;
   r.hysteresis = reconstruct(classes, job);

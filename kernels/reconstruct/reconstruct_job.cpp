@@ -12,6 +12,18 @@
 namespace tw {
 namespace {
 
+// Whether any marker sample is above its mask sample (dilation; below for
+// erosion).
+template <class T>
+bool out_of_order(const T* __restrict a, const T* __restrict b, int64_t n, bool dilation) {
+  bool bad = false;
+  if (dilation)
+    for (int64_t x = 0; x < n; ++x) bad |= a[x] > b[x];
+  else
+    for (int64_t x = 0; x < n; ++x) bad |= a[x] < b[x];
+  return bad;
+}
+
 // Copies marker/mask tile (tx, ty) into the stores, enforcing marker <= mask
 // (dilation) or >= (erosion). Returns an error message, or "".
 template <class T>
@@ -26,6 +38,7 @@ std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchS
   for (int64_t y = r.y; y < r.y1(); ++y) {
     T* a = jp.image().row<T>(y) + (r.x - jp.image().rect().x);
     const T* b = ip.image().row<T>(y) + (r.x - ip.image().rect().x);
+    if (!out_of_order(a, b, r.w, dil)) continue;  // the common case, checked a vector at a time
     for (int64_t x = 0; x < r.w; ++x) {
       const bool bad = dil ? a[x] > b[x] : a[x] < b[x];
       if (!bad) continue;

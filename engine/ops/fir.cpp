@@ -2,13 +2,9 @@
 
 #include <algorithm>
 
-namespace tw::ops {
+#include "engine/ops/clones.hpp"
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define TW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TW_CLONES
-#endif
+namespace tw::ops {
 
 TW_CLONES void fir(float* acc, const float* src, int64_t n, const float* taps, int ntaps, int64_t step) {
   // 32 outputs at a time, accumulated in registers across all taps: one load

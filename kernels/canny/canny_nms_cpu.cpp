@@ -4,16 +4,11 @@
 #include <cstring>
 #include <vector>
 
+#include "engine/ops/clones.hpp"
 #include "kernels/canny/canny.hpp"
 
 namespace tw::kernels {
 namespace {
-
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define TW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TW_CLONES
-#endif
 
 // Sobel of a row (a, b, c: rows y-1, y, y+1 from one column left of the
 // first output). Separate, restrict-qualified and compiled for AVX2/AVX-512:

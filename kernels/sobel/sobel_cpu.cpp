@@ -1,15 +1,10 @@
 #include <tbb/parallel_for.h>
 
+#include "engine/ops/clones.hpp"
 #include "kernels/sobel/sobel.hpp"
 
 namespace tw::kernels {
 namespace {
-
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define TW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TW_CLONES
-#endif
 
 // One row (a, b, c: rows y-1, y, y+1 from one column left of the first
 // output); the same arithmetic as Sobel::finish, in a restrict-qualified

@@ -9,6 +9,7 @@
 #include "engine/memory_source.hpp"
 #include "kernels/reconstruct/reconstruct_job.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/maze.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -76,15 +77,7 @@ TEST(CpuVsCuda, ReconstructWorstCases) {
   seed.ptr<uint8_t>(4999, 299)[0] = 91;
   expect_same(seed, mask, {ReconstructMethod::kDilation, 8}, "single seed, two tiles");
   const int64_t W = 1003, H = 997;
-  Image maze(kGray8, Rect(0, 0, W, H));
-  maze.fill_zero();
-  for (int64_t r = 0, y = 1; y + 3 <= H - 1; ++r, y += 6) {
-    for (int64_t yy = y; yy < y + 3; ++yy)
-      for (int64_t x = 1; x < W - 1; ++x) maze.ptr<uint8_t>(x, yy)[0] = 200;
-    const int64_t cx = r % 2 == 0 ? W - 4 : 1;
-    for (int64_t yy = y + 3; yy < std::min(H - 1, y + 6); ++yy)
-      for (int64_t x = cx; x < cx + 3; ++x) maze.ptr<uint8_t>(x, yy)[0] = 200;
-  }
+  const Image maze = test::serpentine_maze(W, H);
   Image mseed(kGray8, maze.rect());
   mseed.fill_zero();
   mseed.ptr<uint8_t>(1, 1)[0] = 150;

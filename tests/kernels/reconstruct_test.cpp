@@ -9,6 +9,7 @@
 
 #include "engine/memory_source.hpp"
 #include "kernels/reconstruct/reconstruct_job.hpp"
+#include "tests/support/maze.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -164,16 +165,7 @@ TEST(Reconstruct, WorstCaseSingleSeed) {
 // must stay untouched.
 TEST(Reconstruct, WorstCaseMaze) {
   const int64_t W = 403, H = 301;
-  Image mask(kGray8, Rect(0, 0, W, H));
-  mask.fill_zero();
-  // Horizontal runs every 6 rows, joined alternately at the right and left ends.
-  for (int64_t r = 0, y = 1; y + 3 <= H - 1; ++r, y += 6) {
-    for (int64_t yy = y; yy < y + 3; ++yy)
-      for (int64_t x = 1; x < W - 1; ++x) mask.ptr<uint8_t>(x, yy)[0] = 200;
-    const int64_t cx = r % 2 == 0 ? W - 4 : 1;
-    for (int64_t yy = y + 3; yy < std::min(H - 1, y + 6); ++yy)
-      for (int64_t x = cx; x < cx + 3; ++x) mask.ptr<uint8_t>(x, yy)[0] = 200;
-  }
+  const Image mask = test::serpentine_maze(W, H);
   Image seed(kGray8, mask.rect());
   seed.fill_zero();
   seed.ptr<uint8_t>(1, 1)[0] = 150;

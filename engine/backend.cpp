@@ -7,11 +7,16 @@
 
 namespace tw {
 
-Backend parse_backend(const std::string& s) {
+Backend parse_backend_deferred(const std::string& s) {
   Backend b;
+  b.spelled = s;
   if (s == "cpu") return b;
   if (s == "auto") {
-    if (!cuda_devices().empty()) b.kind = Backend::Kind::kCuda;
+    // Without the CUDA backend compiled in, auto is simply the CPU.
+    if (!cuda_compiled()) return b;
+    b.kind = Backend::Kind::kCuda;
+    b.pending = b.optional = true;
+    cuda_warm_up();
     return b;
   }
   if (s != "cuda" && s.rfind("cuda:", 0) != 0)
@@ -26,11 +31,27 @@ Backend parse_backend(const std::string& s) {
   }
   if (!cuda_compiled())
     throw InputError("--device " + s + ": this build has no CUDA backend (nvcc was not found when it was built)");
-  const auto devs = cuda_devices();
-  if (devs.empty()) throw InputError("--device " + s + ": no usable CUDA device (" + cuda_unavailable_reason() + ")");
-  if (b.device >= static_cast<int>(devs.size()))
-    throw InputError("--device " + s + ": there are only " + std::to_string(devs.size()) + " CUDA device(s)");
+  b.pending = true;
+  cuda_warm_up();
   return b;
 }
+
+Backend resolve_backend(const Backend& in) {
+  if (!in.pending) return in;
+  Backend b = in;
+  b.pending = false;
+  const auto devs = cuda_devices();
+  if (b.optional) {
+    if (devs.empty()) b.kind = Backend::Kind::kCpu;
+    return b;
+  }
+  if (devs.empty())
+    throw InputError("--device " + b.spelled + ": no usable CUDA device (" + cuda_unavailable_reason() + ")");
+  if (b.device >= static_cast<int>(devs.size()))
+    throw InputError("--device " + b.spelled + ": there are only " + std::to_string(devs.size()) + " CUDA device(s)");
+  return b;
+}
+
+Backend parse_backend(const std::string& s) { return resolve_backend(parse_backend_deferred(s)); }
 
 }  // namespace tw

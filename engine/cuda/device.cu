@@ -1,3 +1,7 @@
+#include <chrono>
+#include <future>
+#include <mutex>
+
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/device.hpp"
 
@@ -10,14 +14,26 @@ void throw_cuda(cudaError_t e, const char* call, const char* file, int line) {
 
 bool cuda_compiled() { return true; }
 
-std::vector<CudaDeviceInfo> cuda_devices() {
-  std::vector<CudaDeviceInfo> out;
+namespace {
+
+struct Probe {
+  std::vector<CudaDeviceInfo> devices;
+  std::string reason;  // why there are none
+};
+
+// Also creates each device's primary context (cudaMemGetInfo needs one):
+// that and the driver's start are most of CUDA's ~0.3 s set-up cost.
+Probe probe() {
+  Probe out;
   int n = 0;
   // No driver or no GPU is an ordinary situation here, not an error.
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
     cudaGetLastError();
+    out.reason = cudaGetErrorString(e);
     return out;
   }
+  if (n == 0) out.reason = "no CUDA device";
   for (int i = 0; i < n; ++i) {
     cudaDeviceProp p{};
     TW_CUDA_CHECK(cudaGetDeviceProperties(&p, i));
@@ -33,19 +49,27 @@ std::vector<CudaDeviceInfo> cuda_devices() {
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) d.free_bytes = free_b;
     TW_CUDA_CHECK(cudaSetDevice(prev));
-    out.push_back(d);
+    out.devices.push_back(d);
   }
   return out;
 }
 
-std::string cuda_unavailable_reason() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return cudaGetErrorString(e);
-  }
-  return n == 0 ? "no CUDA device" : "";
+std::once_flag g_started;
+std::shared_future<Probe> g_probe;
+
+const std::shared_future<Probe>& started() {
+  std::call_once(g_started, [] { g_probe = std::async(std::launch::async, probe).share(); });
+  return g_probe;
 }
+
+}  // namespace
+
+void cuda_warm_up() { started(); }
+
+bool cuda_devices_ready() { return started().wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+
+std::vector<CudaDeviceInfo> cuda_devices() { return started().get().devices; }
+
+std::string cuda_unavailable_reason() { return started().get().reason; }
 
 }  // namespace tw

@@ -16,7 +16,14 @@ struct CudaDeviceInfo {
 };
 
 bool cuda_compiled();  // this build has the CUDA backend compiled in
+// The devices are probed once per process (free memory as of then).
 std::vector<CudaDeviceInfo> cuda_devices();
+// Starts the probe on a background thread, so that CUDA's start-up (driver,
+// contexts: ~0.3 s on an H100 host) overlaps other work; cuda_devices()
+// then waits for it.
+void cuda_warm_up();
+// Whether cuda_devices() would answer without waiting.
+bool cuda_devices_ready();
 // Why there are no devices ("no CUDA driver", "no GPU", ...), for messages.
 std::string cuda_unavailable_reason();
 

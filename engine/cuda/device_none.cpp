@@ -5,6 +5,8 @@ namespace tw {
 
 bool cuda_compiled() { return false; }
 std::vector<CudaDeviceInfo> cuda_devices() { return {}; }
+void cuda_warm_up() {}
+bool cuda_devices_ready() { return true; }
 std::string cuda_unavailable_reason() { return "this build has no CUDA backend (nvcc was not found)"; }
 
 }  // namespace tw

@@ -35,6 +35,24 @@ size_t PyramidCascade::state_bytes(PixelFormat fmt, const std::vector<CascadeLev
   return n;
 }
 
+CascadeSnapshot PyramidCascade::snapshot() const {
+  CascadeSnapshot snap;
+  snap.levels.resize(levels_.size());
+  for (size_t k = 1; k < levels_.size(); ++k) {
+    const State& st = state_[k];
+    CascadeSnapshot::Level& l = snap.levels[k];
+    const CascadeLevel& up = levels_[k - 1];
+    const CascadeLevel& me = levels_[k];
+    if (st.carry_n) l.carry = st.carry[st.which].view().sub(Rect(up.col0, st.carry_y0, up.col1 - up.col0, st.carry_n));
+    l.next_out = st.next_out;
+    l.band_y0 = st.band_y0;
+    if (st.band && st.next_out > st.band_y0)
+      l.band = st.band->view().sub(Rect(me.col0, st.band_y0, me.col1 - me.col0, st.next_out - st.band_y0));
+    else TW_ASSERT(st.next_out == st.band_y0);
+  }
+  return snap;
+}
+
 void PyramidCascade::push(const std::shared_ptr<const Image>& rows, const Emit& emit) {
   TW_ASSERT(rows->rect().x == levels_[0].col0 && rows->rect().w == levels_[0].col1 - levels_[0].col0);
   if (levels_.size() > 1) push_level(1, rows, emit);

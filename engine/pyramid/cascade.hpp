@@ -18,6 +18,18 @@ struct CascadeLevel {
   int64_t col0 = 0, col1 = 0;     // the columns this cascade computes (a stripe)
 };
 
+// A cascade's state between two pushes, so that another implementation (the
+// GPU's) can carry on from it. Views point into the cascade's buffers.
+struct CascadeSnapshot {
+  struct Level {
+    ImageView carry;  // rows [carry.rect.y, +h) of the level above; h may be 0
+    int64_t next_out = 0;  // next row of this level to compute
+    int64_t band_y0 = 0;   // first row of the band in progress
+    ImageView band;   // its rows computed so far, [band_y0, next_out); h may be 0
+  };
+  std::vector<Level> levels;  // [0] unused
+};
+
 class PyramidCascade {
  public:
   // Receives each finished band of a level >= 1: rows [y, y + band_rows)
@@ -33,6 +45,7 @@ class PyramidCascade {
   // Bytes the cascade holds between calls (bands in progress, carried rows).
   static size_t state_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& levels, int64_t band_rows);
   int64_t rows_done(int level) const { return state_.at(level).next_out; }
+  CascadeSnapshot snapshot() const;
 
  private:
   struct State {

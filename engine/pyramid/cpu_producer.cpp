@@ -10,6 +10,7 @@ class CpuProducer : public LevelProducer {
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override {
     cascade_.push(band0, [&](int k, const std::shared_ptr<const Image>& band) { out.push_back({k, band, nullptr}); });
   }
+  CascadeSnapshot snapshot() const override { return cascade_.snapshot(); }
 
  private:
   PyramidCascade cascade_;
@@ -24,6 +25,10 @@ std::shared_ptr<JpegTicket> LevelProducer::submit_jpeg(int64_t, int64_t, const s
 void LevelProducer::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<FinishedBand>&) {
   throw InternalError("push_submitted on a producer that does not decode JPEG");
 }
+
+CascadeSnapshot LevelProducer::snapshot() const { throw InternalError("this producer cannot hand its cascade on"); }
+
+void LevelProducer::adopt(const CascadeSnapshot&) { throw InternalError("this producer cannot take a cascade up"); }
 
 std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels,
                                                  int64_t band_rows, ImagePool& pool) {

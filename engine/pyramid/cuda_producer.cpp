@@ -290,6 +290,35 @@ class CudaProducer : public LevelProducer {
 #endif
   }
 
+  void adopt(const CascadeSnapshot& snap) override {
+    TW_ASSERT(snap.levels.size() == levels_.size() && token_ == 0);
+    cuda::DeviceScope scope(device_);
+    cudaStream_t s = streams_[0].get();
+    const size_t bpp = fmt_.bytes_per_pixel();
+    for (size_t k = 1; k < levels_.size(); ++k) {
+      const CascadeSnapshot::Level& from = snap.levels[k];
+      Level& L = state_[k];
+      L.carry_y0 = L.carry_n = 0;
+      if (from.carry.rect.h > 0) {
+        TW_ASSERT(from.carry.rect.h <= kCarryRows && from.carry.rect.w == levels_[k - 1].col1 - levels_[k - 1].col0);
+        TW_CUDA_CHECK(cudaMemcpy2DAsync(L.carry[L.which].get(), L.carry_pitch, from.carry.data, from.carry.stride,
+                                        static_cast<size_t>(from.carry.rect.w) * bpp,
+                                        static_cast<size_t>(from.carry.rect.h), cudaMemcpyHostToDevice, s));
+        L.carry_y0 = from.carry.rect.y, L.carry_n = from.carry.rect.h;
+      }
+      L.next_out = from.next_out, L.band_y0 = from.band_y0;
+      if (from.band.rect.h > 0) {
+        TW_ASSERT(from.band.rect.y == from.band_y0 && from.band.rect.w == levels_[k].col1 - levels_[k].col0);
+        TW_CUDA_CHECK(cudaMemcpy2DAsync(L.band[L.cur].get(), L.band_pitch, from.band.data, from.band.stride,
+                                        static_cast<size_t>(from.band.rect.w) * bpp,
+                                        static_cast<size_t>(from.band.rect.h), cudaMemcpyHostToDevice, s));
+        L.active = true;
+      }
+    }
+    // The snapshot's memory is the CPU cascade's, gone after this returns.
+    streams_[0].sync();
+  }
+
   DeviceTimes device_times() const override {
     DeviceTimes t;
     log_.sum_into(t);

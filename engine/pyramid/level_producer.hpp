@@ -54,6 +54,11 @@ class LevelProducer {
   virtual std::string jpeg_decoder() const { return ""; }
   // Device time so far (zero for the CPU); call after every band was waited for.
   virtual DeviceTimes device_times() const { return {}; }
+  // Moving a cascade from one producer to another between two pushes: the
+  // state after the last push (the CPU's), and taking it up before the first
+  // (the GPU's). Others throw InternalError.
+  virtual CascadeSnapshot snapshot() const;
+  virtual void adopt(const CascadeSnapshot& state);
 };
 
 std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels,

@@ -18,8 +18,10 @@
 #include "engine/progress.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/pyramid/cascade.hpp"
+#include "engine/pyramid/handoff_producer.hpp"
 #include "engine/pyramid/level_producer.hpp"
 #include "engine/raw_raster.hpp"
+#include "engine/trace.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 
 namespace tw {
@@ -177,6 +179,7 @@ struct Token {
 struct Counters {
   std::string jpeg_decoder;
   int64_t gpu_bands = 0;  // level-0 bands decoded on the GPU
+  int64_t gpu_from_row = -1;  // with a pending backend: where the GPU took the cascade over
   // Nanoseconds; host stages summed over threads.
   std::atomic<int64_t> read{0}, decode{0}, reduce{0}, encode{0}, write{0};
   std::atomic<int64_t> encoded{0}, passed{0};
@@ -197,6 +200,8 @@ struct PassArgs {
   Backend backend;
   PyramidJobOptions::GpuJpeg gpu_jpeg;
   size_t gpu_room;  // device budget left beside the cascade
+  size_t gpu_memory;  // --gpu-memory (0: a share of the free memory)
+  int64_t gpu_join_row;
 };
 
 // Copies the tile's pixels (clipped to the level) into a tile-sized buffer,
@@ -236,7 +241,9 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   // Level-0 bands and the bands coming back are pinned when the GPU reads or
   // writes them: the pool's allocator follows the producer's.
   std::unique_ptr<ImagePool> pool = std::make_unique<ImagePool>();
+  std::unique_ptr<ImagePool> gpu_pool;  // pinned, for when the GPU joins a pass begun on the CPU
   std::unique_ptr<LevelProducer> producer;
+  HandoffProducer* handoff = nullptr;
   // Passed-through JPEG tiles can be decoded on the GPU, straight into the
   // device band (a single stripe: no halo columns to decode on the host).
   const RawTileFormat* raw0 = a.passthrough ? a.src->raw_format(0) : nullptr;
@@ -245,21 +252,30 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
   const bool want_gpu_jpeg = a.gpu_jpeg == PyramidJobOptions::GpuJpeg::kOn ||
                              (a.gpu_jpeg == PyramidJobOptions::GpuJpeg::kAuto && threads <= kGpuJpegMaxThreads);
-  bool gpu_jpeg = a.backend.is_cuda() && want_gpu_jpeg && raw0 && one_stripe && raw0->tile_w == T &&
+  bool gpu_jpeg = a.backend.is_cuda() && !a.backend.pending && want_gpu_jpeg && raw0 && one_stripe && raw0->tile_w == T &&
                   raw0->tile_h == T && cuda_can_decode(*raw0) && cuda_jpeg_bytes(fmt, c0, T, T) <= a.gpu_room;
-  if (a.backend.is_cuda()) {
-    pool = std::make_unique<ImagePool>(gpu_host_allocator());
-    try {
-      producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool, gpu_jpeg ? T : 0);
-    } catch (const CudaError& e) {
-      if (!gpu_jpeg) throw;
-      // No usable nvJPEG after all: the CPU decodes, the GPU still reduces.
-      std::fprintf(stderr, "tilewave: warning: GPU JPEG decoding unavailable (%s); decoding on the CPU\n", e.what());
-      gpu_jpeg = false;
-      producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool);
+  {
+    TraceSpan setup_span("producer-setup", 0);
+    if (a.backend.pending) {
+      gpu_pool = std::make_unique<ImagePool>(gpu_host_allocator());
+      auto h = std::make_unique<HandoffProducer>(a.backend, a.gpu_memory, fmt, g.levels, T, *pool, *gpu_pool,
+                                                 a.tokens + 2, a.gpu_join_row);
+      handoff = h.get();
+      producer = std::move(h);
+    } else if (a.backend.is_cuda()) {
+      pool = std::make_unique<ImagePool>(gpu_host_allocator());
+      try {
+        producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool, gpu_jpeg ? T : 0);
+      } catch (const CudaError& e) {
+        if (!gpu_jpeg) throw;
+        // No usable nvJPEG after all: the CPU decodes, the GPU still reduces.
+        std::fprintf(stderr, "tilewave: warning: GPU JPEG decoding unavailable (%s); decoding on the CPU\n", e.what());
+        gpu_jpeg = false;
+        producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool);
+      }
+    } else {
+      producer = make_cpu_producer(fmt, g.levels, T, *pool);
     }
-  } else {
-    producer = make_cpu_producer(fmt, g.levels, T, *pool);
   }
   if (a.passthrough && raw0 && raw0->codec == Codec::kJpeg && cnt.jpeg_decoder.empty())
     cnt.jpeg_decoder = gpu_jpeg ? producer->jpeg_decoder() + " + libjpeg-turbo" : "libjpeg-turbo";
@@ -269,14 +285,17 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   std::atomic<int64_t> gpu_decoded{0};
   int64_t next_y = 0;
 
+  auto input_pool = [&]() -> ImagePool& { return handoff ? handoff->input_pool() : *pool; };
+
   auto tile_range = [&](int k) {
     return std::make_pair(g.emit[k].x0 / T, ceil_div(g.emit[k].x1, T));
   };
 
   auto read_band = [&](Token* t) {
+    TraceSpan span("read", t->y / T);
     cnt.pixels += static_cast<uint64_t>((c0.col1 - c0.col0) * t->h);
     if (!a.passthrough) {
-      t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+      t->pixels = input_pool().acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
       BusyTimer timer(cnt.decode);
       a.src->read(0, t->pixels->view());
       return;
@@ -305,10 +324,11 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       }
       t->jpeg.clear();
     }
-    t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+    t->pixels = input_pool().acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
     const ImageView px = t->pixels->view();
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       BusyTimer timer(cnt.decode);
+      TraceSpan span("decode-tile", t->y / T);
       const TileTask& task = t->tasks[i];
       const Rect r = Rect(task.tx * T, t->y, T, t->h).intersect(px.rect);
       a.src->decode_raw_tile(0, task.tx, ty, task.bytes, px.sub(r));
@@ -320,6 +340,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   };
 
   auto reduce_band = [&](Token* t) {
+    TraceSpan span("reduce", t->y / T);
     BusyTimer timer(cnt.reduce);
     if (!a.skip_level0 && !a.passthrough) {
       const auto [tx0, tx1] = tile_range(0);
@@ -337,13 +358,18 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
 
   auto encode_band = [&](Token* t) {
     // Bands computed on the GPU may still be on their way back.
-    for (FinishedBand& f : t->finished)
-      if (f.wait) f.wait();
+    {
+      TraceSpan span("wait-gpu", t->y / T);
+      for (FinishedBand& f : t->finished)
+        if (f.wait) f.wait();
+    }
+    TraceSpan span("encode", t->y / T);
     BusyTimer timer(cnt.encode);
     static tbb::enumerable_thread_specific<Image> pad;
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       TileTask& task = t->tasks[i];
       if (!task.band) return;
+      TraceSpan span("encode-tile", task.level);
       const CascadeLevel& L = g.levels[task.level];
       const Rect tile(task.tx * T, task.ty * T, T, T);
       const ImageView bv = task.band->view();
@@ -359,6 +385,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   };
 
   auto write_band = [&](Token* t) {
+    TraceSpan span("write", t->y / T);
     BusyTimer timer(cnt.write);
     for (TileTask& task : t->tasks) {
       a.sink->write(task.level + a.level_offset, task.tx, task.ty, task.bytes);
@@ -406,11 +433,13 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   cnt.device.upload += d.upload, cnt.device.kernel += d.kernel, cnt.device.download += d.download;
   cnt.device.decode += d.decode;
   cnt.gpu_bands += gpu_decoded;
+  if (handoff && handoff->gpu_from_row() >= 0 && cnt.gpu_from_row < 0) cnt.gpu_from_row = handoff->gpu_from_row();
   cnt.device.bytes_up += d.bytes_up, cnt.device.bytes_down += d.bytes_down;
 }
 
 size_t gpu_budget(const PyramidJobOptions& opt) {
-  if (!opt.backend.is_cuda()) return 0;
+  // A pass that starts on the CPU is planned as a CPU pass.
+  if (!opt.backend.is_cuda() || opt.backend.pending) return 0;
   if (opt.gpu_memory > 0) return opt.gpu_memory;
   const auto devs = cuda_devices();
   TW_ASSERT(opt.backend.device < static_cast<int>(devs.size()));
@@ -452,13 +481,38 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
   for (int64_t s = 0; s < stripes; ++s) {
     PassArgs a{&src, &sink, stripe_geometry(sizes, plan.K, s * plan.S, std::min((s + 1) * plan.S, W0)),
                opt.tile,    plan.tokens,  passthrough, skip_level0, level_offset, next.get(),
-               opt.backend, opt.gpu_jpeg, gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0};
+               opt.backend, opt.gpu_jpeg, gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0,
+               opt.gpu_memory, opt.gpu_join_row};
     run_pass(a, cnt, progress);
   }
   if (next) {
     const Sizes rest(sizes.begin() + plan.K, sizes.end());
     run_levels(*next, sink, opt, rest, level_offset + plan.K, true, false, cnt, progress, stats, false);
   }
+}
+
+// Whether a pass with a pending CUDA backend can start on the CPU and let the
+// GPU join (HandoffProducer): CUDA is still starting, the pass is a single
+// one (no stripes), the cascade fits a modest device budget (the real one is
+// unknown until CUDA is up), and the GPU is not wanted for JPEG decoding.
+bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt, const Sizes& sizes) {
+  if (cuda_devices_ready() && opt.gpu_join_row < 0) return false;
+  const int threads = static_cast<int>(
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  if (opt.passthrough && (opt.gpu_jpeg == PyramidJobOptions::GpuJpeg::kOn ||
+                          (opt.gpu_jpeg == PyramidJobOptions::GpuJpeg::kAuto && threads <= kGpuJpegMaxThreads)))
+    return false;
+  const PixelFormat fmt = src.info().fmt;
+  Plan plan;
+  try {
+    plan = choose_plan(sizes, fmt, opt.tile, opt.memory, 0, threads, sink.compression_ratio_estimate());
+  } catch (const InputError&) {
+    return false;  // too tight for the CPU's cascade; the GPU's may fit
+  }
+  const int L = static_cast<int>(sizes.size());
+  if (plan.K != L - 1 || plan.S < sizes[0].first) return false;
+  const size_t device = cuda_producer_bytes(fmt, stripe_geometry(sizes, plan.K, 0, sizes[0].first).levels, opt.tile);
+  return device <= (opt.gpu_memory ? opt.gpu_memory : size_t{256} << 20);
 }
 
 }  // namespace
@@ -473,7 +527,10 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
   // The GPU cascade reduces 8- and 16-bit samples; floats stay on the CPU.
   PyramidJobOptions opt = opt_in;
   const SampleType st = src.info().fmt.type;
-  if (opt.backend.is_cuda() && st != SampleType::kU8 && st != SampleType::kU16) opt.backend = Backend{};
+  if (opt.backend.is_cuda() && st != SampleType::kU8 && st != SampleType::kU16) {
+    resolve_backend(opt.backend);  // "cuda" without a device is still an error
+    opt.backend = Backend{};
+  }
   if (opt.tile < 16 || opt.tile % 16 != 0 || opt.tile > 16384)
     throw InputError("--tile " + std::to_string(opt.tile) + " is invalid: tiles must be multiples of 16, from 16 to 16384");
   const Sizes sizes = plan_pyramid_levels(src, opt.min_size);
@@ -481,6 +538,7 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
     const RawTileFormat* rf = src.raw_format(0);
     TW_ASSERT(rf && rf->tile_w == opt.tile && rf->tile_h == opt.tile);
   }
+  if (opt.backend.pending && !can_start_on_cpu(src, sink, opt, sizes)) opt.backend = resolve_backend(opt.backend);
   PyramidStats stats;
   stats.level_sizes = sizes;
   Counters cnt;
@@ -489,7 +547,8 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
   run_levels(src, sink, opt, sizes, 0, false, opt.passthrough, cnt, progress, stats, true);
   progress.finish();
   stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  stats.backend = opt.backend.str();
+  stats.backend = opt.backend.pending && cnt.gpu_from_row < 0 ? "cpu" : opt.backend.str();
+  stats.gpu_from_row = cnt.gpu_from_row;
   stats.read_s = cnt.read * 1e-9;
   stats.decode_s = cnt.decode * 1e-9;
   stats.reduce_s = cnt.reduce * 1e-9;

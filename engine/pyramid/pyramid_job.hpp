@@ -36,7 +36,12 @@ struct PyramidJobOptions {
   // Scratch files (for images too wide for the budget) go beside this path;
   // empty: $TMPDIR or /tmp.
   std::string scratch_near;
+  // A pending CUDA backend (parse_backend_deferred) lets the pass start on
+  // the CPU and the GPU join once it is up, where the pass allows it.
   Backend backend;
+  // Tests: with a pending backend, start on the CPU even if CUDA is already
+  // up, and hand the cascade over at the first band at or after this row.
+  int64_t gpu_join_row = -1;
   // Device memory for the CUDA cascade; 0: half of the device's free memory.
   size_t gpu_memory = 0;
   // With CUDA and level-0 pass-through of JPEG tiles: decode some of them on
@@ -69,6 +74,9 @@ struct PyramidStats {
   size_t planned_device_bytes = 0;
   std::string jpeg_decoder;  // who decoded level-0 JPEG tiles: "libjpeg-turbo", "nvjpeg-hardware + libjpeg-turbo", ...
   int64_t gpu_decoded_bands = 0;  // of the level-0 bands, how many the GPU decoded
+  // With a pending backend (the pass began on the CPU while CUDA started):
+  // the level-0 row from which the GPU made the levels; -1 if it never did.
+  int64_t gpu_from_row = -1;
 };
 
 // Level sizes of the pyramid run_pyramid would write.

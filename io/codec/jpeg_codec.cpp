@@ -206,6 +206,18 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
   }
   const size_t full_row = static_cast<size_t>(d.output_width) * want;
   const bool direct = static_cast<int64_t>(d.output_width) == dst.rect.w;
+  if (direct) {
+    // Whole row groups straight into the destination: libjpeg then skips
+    // its own row buffer and the copy out of it.
+    JSAMPROW rows[64];
+    while (static_cast<int64_t>(d.output_scanline) < dst.rect.h) {
+      const int64_t y = d.output_scanline;
+      const int64_t n = std::min<int64_t>(64, dst.rect.h - y);
+      for (int64_t i = 0; i < n; ++i) rows[i] = dst.row_bytes(dst.rect.y + y + i);
+      if (n < d.rec_outbuf_height) break;  // a partial row group: finish below
+      jpeg_read_scanlines(&d, rows, static_cast<JDIMENSION>(n));
+    }
+  }
   if (!direct && row_.size() < full_row) row_.resize(full_row);
   while (static_cast<int64_t>(d.output_scanline) < dst.rect.h) {
     uint8_t* out = dst.row_bytes(dst.rect.y + d.output_scanline);

@@ -14,9 +14,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 
 #include "engine/error.hpp"
 #include "engine/output_file.hpp"
+#include "engine/trace.hpp"
 #include "io/codec/lzw_encoder.hpp"
 #include "io/codec/tile_codec.hpp"
 
@@ -105,10 +107,15 @@ struct PyramidTiffWriter::Impl {
   uint64_t end = 16;  // after the BigTIFF header
   uint64_t bytes = 0;
   std::vector<Level> state;
+  // Associated images are compressed when they are added (possibly on
+  // another thread, while tiles stream in) and appended at finish().
   struct Assoc {
     std::string name;
-    Image img;
+    int64_t width = 0, height = 0;
+    int channels = 0;
+    std::vector<std::vector<uint8_t>> strips;
   };
+  std::mutex assoc_mu;
   std::vector<Assoc> assoc;
   bool finished = false;
 
@@ -189,36 +196,45 @@ struct PyramidTiffWriter::Impl {
     return e;
   }
 
+  static constexpr int64_t kAssocRowsPerStrip = 16;
+
   // Associated images: LZW strips of 16 rows with the horizontal predictor.
-  std::vector<Entry> assoc_entries(const Assoc& a) {
-    const Image& img = a.img;
-    const int64_t rows_per_strip = 16;
-    const uint16_t spp = static_cast<uint16_t>(img.fmt().channels);
-    std::vector<uint64_t> offs, cnts;
+  static Assoc compress_assoc(const std::string& name, const Image& img) {
+    Assoc a{name, img.rect().w, img.rect().h, img.fmt().channels, {}};
     LzwEncoder lzw;
-    std::vector<uint8_t> packed, coded;
-    for (int64_t y0 = 0; y0 < img.rect().h; y0 += rows_per_strip) {
-      const int64_t n = std::min(rows_per_strip, img.rect().h - y0);
-      const size_t row = img.view().row_length_bytes();
+    std::vector<uint8_t> packed;
+    const size_t row = img.view().row_length_bytes();
+    for (int64_t y0 = 0; y0 < img.rect().h; y0 += kAssocRowsPerStrip) {
+      const int64_t n = std::min(kAssocRowsPerStrip, img.rect().h - y0);
       packed.resize(row * static_cast<size_t>(n));
-      for (int64_t y = 0; y < n; ++y) std::memcpy(packed.data() + row * y, img.row_bytes(y0 + y), row);
+      for (int64_t y = 0; y < n; ++y)
+        std::memcpy(packed.data() + row * y, img.row_bytes(img.rect().y + y0 + y), row);
       apply_horizontal_predictor(packed.data(), img.rect().w, n, row, img.fmt());
-      lzw.encode(packed.data(), packed.size(), coded);
+      a.strips.emplace_back();
+      lzw.encode(packed.data(), packed.size(), a.strips.back());
+    }
+    return a;
+  }
+
+  std::vector<Entry> assoc_entries(const Assoc& a) {
+    const uint16_t spp = static_cast<uint16_t>(a.channels);
+    std::vector<uint64_t> offs, cnts;
+    for (const auto& coded : a.strips) {
       offs.push_back(append(coded.data(), coded.size()));
       cnts.push_back(coded.size());
       bytes += coded.size();
     }
     std::vector<Entry> e;
     e.push_back(long1(254, 0));
-    e.push_back(long1(256, static_cast<uint32_t>(img.rect().w)));
-    e.push_back(long1(257, static_cast<uint32_t>(img.rect().h)));
+    e.push_back(long1(256, static_cast<uint32_t>(a.width)));
+    e.push_back(long1(257, static_cast<uint32_t>(a.height)));
     e.push_back(shorts(258, 8, spp));
     e.push_back(shorts(259, {5}));  // LZW
     e.push_back(shorts(262, {static_cast<uint16_t>(spp == 3 ? 2 : 1)}));
     e.push_back(ascii(270, a.name));
     e.push_back(long8s(273, offs));
     e.push_back(shorts(277, {spp}));
-    e.push_back(long1(278, static_cast<uint32_t>(rows_per_strip)));
+    e.push_back(long1(278, static_cast<uint32_t>(kAssocRowsPerStrip)));
     e.push_back(long8s(279, cnts));
     e.push_back(shorts(284, {1}));
     e.push_back(ascii(305, opt.software));
@@ -308,10 +324,9 @@ void PyramidTiffWriter::write_tile(int level, int64_t tx, int64_t ty, const uint
 
 void PyramidTiffWriter::add_associated(const std::string& name, const Image& img) {
   TW_ASSERT(img.fmt() == kRgb8 || img.fmt() == kGray8);
-  Image copy(img.fmt(), Rect(0, 0, img.rect().w, img.rect().h));
-  for (int64_t y = 0; y < img.rect().h; ++y)
-    std::memcpy(copy.row<uint8_t>(y), img.row<uint8_t>(img.rect().y + y), img.view().row_length_bytes());
-  impl_->assoc.push_back({name, std::move(copy)});
+  Impl::Assoc a = Impl::compress_assoc(name, img);
+  std::lock_guard<std::mutex> l(impl_->assoc_mu);
+  impl_->assoc.push_back(std::move(a));
 }
 
 void PyramidTiffWriter::finish() {
@@ -329,11 +344,15 @@ void PyramidTiffWriter::finish() {
   };
   for (int l = 0; l < static_cast<int>(im.levels.size()); ++l) chain(im.level_entries(l));
   for (const auto& a : im.assoc) chain(im.assoc_entries(a));
-  if (::close(im.fd) != 0) {
-    im.fd = -1;
-    im.fail(std::strerror(errno));
+  {
+    TraceSpan span("close", 0);
+    if (::close(im.fd) != 0) {
+      im.fd = -1;
+      im.fail(std::strerror(errno));
+    }
   }
   im.fd = -1;
+  TraceSpan span("rename", 0);
   im.out.commit();
   im.finished = true;
 }

@@ -39,7 +39,8 @@ class PyramidTiffWriter {
 
   // Not thread-safe: call from one thread (the pipeline's serial stage).
   void write_tile(int level, int64_t tx, int64_t ty, const uint8_t* data, size_t n);
-  // An RGB or gray 8-bit image stored after the pyramid (label, macro, ...).
+  // An RGB or gray 8-bit image stored after the pyramid (label, macro, ...),
+  // compressed now. Safe to call from another thread while tiles are written.
   void add_associated(const std::string& name, const Image& img);
   // Writes the directories, closes, and renames into place.
   void finish();

@@ -3,6 +3,7 @@
 // and when a small memory budget forces the image into vertical stripes.
 #include <gtest/gtest.h>
 
+#include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
 #include "engine/pyramid/pyramid_job.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
@@ -15,7 +16,8 @@ namespace {
 using test::MemorySink;
 
 void check_job(PixelFormat fmt, int64_t w, int64_t h, int64_t tile, int64_t min_size, size_t memory,
-               int expect_stripes_at_least = 1) {
+               int expect_stripes_at_least = 1, const Backend& backend = Backend{}, int64_t join_row = -1,
+               PyramidStats* stats = nullptr) {
   Image src_img = test::pattern_image(fmt, w, h, static_cast<uint64_t>(w * 31 + h));
   Image copy(fmt, src_img.rect());
   copy_overlap(src_img.view(), copy.view());
@@ -25,7 +27,10 @@ void check_job(PixelFormat fmt, int64_t w, int64_t h, int64_t tile, int64_t min_
   opt.tile = tile;
   opt.min_size = min_size;
   opt.memory = memory;
+  opt.backend = backend;
+  opt.gpu_join_row = join_row;
   const PyramidStats st = run_pyramid(src, sink, opt);
+  if (stats) *stats = st;
   EXPECT_GE(st.stripes, expect_stripes_at_least);
   const auto sizes = pyramid_level_sizes(w, h, min_size);
   ASSERT_EQ(st.level_sizes, sizes);
@@ -61,6 +66,41 @@ TEST(PyramidJob, OddSizes) {
 TEST(PyramidJob, StripesUnderSmallBudget) {
   check_job(kRgb8, 4000, 300, 16, 16, size_t{3} << 19, 2);
   check_job(kGray8, 20000, 100, 16, 1, size_t{3} << 19, 2);
+}
+
+// A pending device (--device auto or cuda as `tilewave pyramid` parses it)
+// starts the pass on the CPU while CUDA starts and lets the GPU take the
+// cascade over between two bands. Without a GPU the CPU finishes the pass
+// ("auto") or the job fails with the usual one-line reason ("cuda"); with
+// one, the GPU joins at the row asked for. Pixels are whole-image REDUCE.
+TEST(PyramidJob, PendingDeviceStartsOnCpu) {
+  const bool gpu = !cuda_devices().empty();
+  Backend automatic = Backend::cuda(0);
+  automatic.pending = automatic.optional = true;
+  automatic.spelled = "auto";
+  for (int64_t row : {0, 128, 384}) {
+    PyramidStats st;
+    check_job(kRgb8, 700, 517, 64, 1, size_t{256} << 20, 1, automatic, row, &st);
+    EXPECT_EQ(st.gpu_from_row, gpu ? row : -1);
+    EXPECT_EQ(st.backend, gpu ? "cuda:0" : "cpu");
+  }
+  if (!gpu) {
+    Backend required = Backend::cuda(0);
+    required.pending = true;
+    required.spelled = "cuda";
+    MemorySource src(test::pattern_image(kRgb8, 300, 300, 1));
+    MemorySink sink(kRgb8, 64);
+    PyramidJobOptions opt;
+    opt.tile = 64;
+    opt.backend = required;
+    opt.gpu_join_row = 64;
+    try {
+      run_pyramid(src, sink, opt);
+      ADD_FAILURE() << "--device cuda without a device ran";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--device cuda: no usable CUDA device"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(PyramidJob, BadInput) {

@@ -21,7 +21,7 @@ using test::source_of;
 
 using SourceP = std::shared_ptr<const TileSource>;
 const Backend kCpu{};
-const Backend kGpu{Backend::Kind::kCuda, 0};
+const Backend kGpu = Backend::cuda(0);
 
 // Float images compared by their bits (diff_images compares samples as
 // integers).

@@ -24,7 +24,7 @@ using test::source_of;
 
 using SourceP = std::shared_ptr<const TileSource>;
 const Backend kCpu{};
-const Backend kGpu{Backend::Kind::kCuda, 0};
+const Backend kGpu = Backend::cuda(0);
 
 SourceP src(PixelFormat f, int64_t w, int64_t h, uint64_t seed) {
   return std::make_shared<MemorySource>(test::pattern_image(f, w, h, seed));

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "engine/cuda/device.hpp"
+#include "io/tiff/tiff_source.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -133,6 +134,11 @@ TEST(PyramidCli, Level0PassThrough) {
   EXPECT_NE(raw_tile(in, 0, 7), raw_tile(re, 0, 7));
   // Level 1 is the same either way (computed from the decoded pixels).
   EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(out, 1).view(), test::read_tiff_libtiff(re, 1).view(), 0), "");
+  // Label and macro come across unchanged (they are compressed beside the pass).
+  const TiffSource a(in), b(out);
+  ASSERT_EQ(b.info().associated.size(), 2u);
+  for (const char* name : {"label", "macro"})
+    EXPECT_EQ(test::diff_images(a.read_associated(name).view(), b.read_associated(name).view(), 0), "") << name;
 }
 
 // Peak RSS stays under --memory plus a fixed overhead for an image many

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
       ReconstructJob job;
       job.memory = size_t{4} << 30;
       job.scratch_near = "/tmp/filter_cpu_bench.tif";
-      if (gpu) job.backend = Backend{Backend::Kind::kCuda, 0};
+      if (gpu) job.backend = Backend::cuda(0);
       consume(*kernels::canny_classic(src, p, job).edges, out);
     } else {
       std::fprintf(stderr, "unknown op %s\n", op.c_str());

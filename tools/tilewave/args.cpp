@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "engine/memory.hpp"
+#include "engine/trace.hpp"
 
 namespace tw::cli {
 
@@ -121,7 +122,7 @@ std::vector<OptionSpec> common_option_specs() {
   };
 }
 
-CommonOptions parse_common(const Args& a) {
+CommonOptions parse_common(const Args& a, bool defer_device) {
   CommonOptions o;
   o.tile = a.integer("tile", 256, 16, 16384);
   if (o.tile % 16 != 0)
@@ -129,7 +130,11 @@ CommonOptions parse_common(const Args& a) {
   o.memory = a.bytes("memory", o.memory);
   if (o.memory < (size_t{4} << 20)) throw UsageError("--memory " + a.str("memory") + " is below the minimum of 4M");
   o.threads = static_cast<int>(a.integer("threads", 0, 1, 4096));
-  o.backend = parse_backend(a.str("device", "auto"));
+  {
+    TraceSpan span("device-init", 0);
+    const std::string dev = a.str("device", "auto");
+    o.backend = defer_device ? parse_backend_deferred(dev) : parse_backend(dev);
+  }
   o.gpu_memory = a.bytes("gpu-memory", 0);
   if (a.has("gpu-memory") && o.gpu_memory < (size_t{1} << 20))
     throw UsageError("--gpu-memory " + a.str("gpu-memory") + " is below the minimum of 1M");

@@ -54,7 +54,9 @@ struct CommonOptions {
 };
 
 std::vector<OptionSpec> common_option_specs();
-CommonOptions parse_common(const Args& a);
+// defer_device: a CUDA choice may come back pending (Backend::pending), for
+// jobs that start on the CPU while CUDA starts up.
+CommonOptions parse_common(const Args& a, bool defer_device = false);
 
 // Minimal JSON output for --report and --json.
 std::string json_escape(const std::string& s);

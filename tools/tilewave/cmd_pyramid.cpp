@@ -59,7 +59,8 @@ int cmd_pyramid(int argc, char** argv) {
               << a.options_help();
     return 0;
   }
-  const CommonOptions common = parse_common(a);
+  // The pass starts on the CPU while CUDA starts up; the GPU joins it.
+  const CommonOptions common = parse_common(a, /*defer_device=*/true);
   const auto& pos = a.positional();
   if (pos.size() == 1) throw UsageError("pyramid needs an OUTPUT.tif after INPUT (see tilewave pyramid --help)");
   if (pos.size() > 2) throw UsageError("pyramid takes INPUT and OUTPUT.tif, not " + std::to_string(pos.size()) + " arguments");

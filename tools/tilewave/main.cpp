@@ -1,10 +1,12 @@
 // tilewave: one binary, one subcommand per job; each is a thin layer over the
 // library. Errors end as one line on stderr: exit 1 (2 for usage mistakes).
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
 
+#include "engine/trace.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
 
@@ -32,7 +34,7 @@ constexpr const char* kUsage =
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int dispatch(int argc, char** argv) {
   using namespace tw::cli;
   if (argc < 2) {
     std::fputs(kUsage, stderr);
@@ -68,4 +70,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tilewave: error: %s\n", e.what());
     return 1;
   }
+}
+
+int main(int argc, char** argv) {
+  const int rc = dispatch(argc, argv);
+  if (tw::trace_enabled()) tw::trace_record("exit", rc, std::chrono::steady_clock::now(), std::chrono::steady_clock::now());
+  return rc;
 }

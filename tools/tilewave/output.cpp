@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "engine/memory.hpp"
+#include "engine/trace.hpp"
 #include "io/tiff/tiff_pyramid_sink.hpp"
 
 namespace tw::cli {
@@ -28,6 +30,41 @@ bool can_pass_through(const RawTileFormat* raw, const EncodeSettings& enc, bool 
   }
   return true;
 }
+
+// Copies the source's associated images into the sink on its own thread.
+class AssociatedCopier {
+ public:
+  AssociatedCopier(const TileSource& src, TiffPyramidSink& sink, bool enabled) {
+    if (!enabled || src.info().associated.empty()) return;
+    thread_ = std::thread([this, &src, &sink] {
+      try {
+        for (const auto& assoc : src.info().associated) {
+          // A broken or huge label must not cost the whole pyramid.
+          try {
+            sink.add_associated(assoc.name, src.read_associated(assoc.name));
+          } catch (const InputError& e) {
+            std::fprintf(stderr, "tilewave: warning: associated image '%s' left out: %s\n", assoc.name.c_str(),
+                         e.what());
+          }
+        }
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  ~AssociatedCopier() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // Waits for the copy; rethrows what went wrong beyond a bad image.
+  void join() {
+    if (thread_.joinable()) thread_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::thread thread_;
+  std::exception_ptr error_;
+};
 
 }  // namespace
 
@@ -89,18 +126,15 @@ OutputResult write_output(const OutputRequest& req, const Args& a, const CommonO
   wopt.software = "Tilewave 0.1.0";
   TiffPyramidSink sink(req.output, enc, specs, wopt);
 
-  r.stats = run_pyramid(src, sink, job);
-  const auto t_finish = std::chrono::steady_clock::now();
-  if (req.copy_associated) {
-    for (const auto& assoc : info.associated) {
-      // A broken or huge label must not cost the whole pyramid.
-      try {
-        sink.add_associated(assoc.name, src.read_associated(assoc.name));
-      } catch (const InputError& e) {
-        std::fprintf(stderr, "tilewave: warning: associated image '%s' left out: %s\n", assoc.name.c_str(), e.what());
-      }
-    }
+  {
+    // Labels and macros are read and compressed beside the pass rather than
+    // after it: LZW runs on one thread (~0.1 s for a scanner's macro).
+    AssociatedCopier assoc(src, sink, req.copy_associated);
+    r.stats = run_pyramid(src, sink, job);
+    assoc.join();
   }
+  TraceSpan span("finish", 0);
+  const auto t_finish = std::chrono::steady_clock::now();
   sink.finish();
   r.finish_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_finish).count();
   r.bytes = sink.bytes_written();
@@ -125,6 +159,7 @@ void write_report(const std::string& path, const std::string& command, const std
   o << "{\n  \"command\": " << json_escape(command) << ",\n  \"input\": " << json_escape(input)
     << ",\n  \"output\": " << json_escape(output) << ",\n  \"device\": " << json_escape(st.backend)
     << ",\n  \"jpeg_decoder\": " << json_escape(st.jpeg_decoder) << ",\n  \"gpu_decoded_bands\": " << st.gpu_decoded_bands
+    << ",\n  \"gpu_from_row\": " << st.gpu_from_row
     << ",\n  \"seconds\": " << st.seconds << ",\n  \"open_seconds\": " << open_s
     << ",\n  \"finish_seconds\": " << r.finish_seconds << ",\n  \"command_seconds\": " << total_s << ",\n  \"levels\": [";
   for (size_t l = 0; l < st.level_sizes.size(); ++l)

@@ -1,0 +1,86 @@
+#include "engine/pyramid/handoff_producer.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include "engine/cuda/device.hpp"
+#include "engine/memory.hpp"
+#include "engine/trace.hpp"
+
+namespace tw {
+
+HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt,
+                                 std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& cpu_pool,
+                                 ImagePool& gpu_pool, int warm_bands, int64_t join_row)
+    : backend_(backend), cpu_pool_(cpu_pool), gpu_pool_(gpu_pool), join_row_(join_row) {
+  TW_ASSERT(backend.pending);
+  cpu_ = make_cpu_producer(fmt, levels, band_rows, cpu_pool);
+  starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands] {
+    TraceSpan span("gpu-start", 0);
+    std::unique_ptr<LevelProducer> p;
+    const auto devs = cuda_devices();
+    if (backend_.device >= static_cast<int>(devs.size())) return p;
+    const size_t need = cuda_producer_bytes(fmt, levels, band_rows);
+    const size_t budget =
+        gpu_memory ? gpu_memory : std::max<size_t>(devs[backend_.device].free_bytes / 2, size_t{64} << 20);
+    if (need > budget) {
+      why_not_ = "the pyramid needs " + format_bytes(need) + " of device memory, the budget is " + format_bytes(budget);
+      return p;
+    }
+    p = make_cuda_producer(backend_.device, fmt, levels, band_rows, gpu_pool_);
+    // Pinned level-0 bands for the pipeline, allocated here rather than on
+    // its critical path (pinning costs ~0.5 ms per MB).
+    const CascadeLevel& l0 = levels[0];
+    std::vector<std::shared_ptr<Image>> warm;
+    for (int i = 0; i < warm_bands; ++i) warm.push_back(gpu_pool_.acquire(fmt, Rect(l0.col0, 0, l0.col1 - l0.col0, band_rows)));
+    return p;
+  });
+}
+
+HandoffProducer::~HandoffProducer() {
+  if (starting_.valid()) starting_.wait();
+}
+
+void HandoffProducer::take_over(int64_t row) {
+  std::unique_ptr<LevelProducer> g;
+  try {
+    g = starting_.get();
+  } catch (const std::exception& e) {
+    if (!backend_.optional) throw;
+    std::fprintf(stderr, "tilewave: warning: the GPU could not start (%s); continuing on the CPU\n", e.what());
+  }
+  if (!g) {
+    // "cuda" without a usable device is an error, as it is for every other
+    // command; with a device but too little memory, the CPU goes on.
+    if (!backend_.optional && why_not_.empty()) resolve_backend(backend_);
+    if (!why_not_.empty())
+      std::fprintf(stderr, "tilewave: warning: pyramid stays on the CPU: %s\n", why_not_.c_str());
+    gave_up_ = true;
+    return;
+  }
+  TraceSpan span("handoff", row);
+  g->adopt(cpu_->snapshot());
+  cpu_.reset();
+  gpu_ = std::move(g);
+  gpu_from_row_ = row;
+  on_gpu_ = true;
+}
+
+void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) {
+  const int64_t y = band0->rect().y;
+  if (!gpu_ && !gave_up_) {
+    if (join_row_ >= 0 ? y >= join_row_ : starting_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      take_over(y);
+  }
+  if (gpu_) {
+    // Bands the CPU's pool gets back from now on are not needed again.
+    cpu_pool_.clear();
+    gpu_->push(band0, out);
+  } else {
+    cpu_->push(band0, out);
+  }
+}
+
+DeviceTimes HandoffProducer::device_times() const { return gpu_ ? gpu_->device_times() : DeviceTimes{}; }
+
+}  // namespace tw

@@ -1,0 +1,55 @@
+#pragma once
+// A pyramid pass that does not wait for CUDA to start. CUDA's start-up (the
+// driver, a context, pinned buffers: 0.2-0.4 s on an H100 host) used to
+// come before the first band; here the CPU cascade takes the first bands
+// while a background thread brings the device up, and at the first band
+// after the device is ready the cascade's state moves to the GPU, which
+// carries on from there. Every pixel is the same either way (the two
+// cascades compute the same REDUCE, bit for bit).
+#include <atomic>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/pyramid/level_producer.hpp"
+
+namespace tw {
+
+class HandoffProducer : public LevelProducer {
+ public:
+  // backend: pending (parse_backend_deferred). cpu_pool: plain memory for
+  // the CPU's bands; gpu_pool: pinned, for the bands once the GPU has the
+  // cascade, of which warm_bands level-0 bands are allocated in advance.
+  // join_row >= 0 (tests): hand over exactly at the first band from that
+  // row, waiting for the GPU there if need be.
+  HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt, std::vector<CascadeLevel> levels,
+                  int64_t band_rows, ImagePool& cpu_pool, ImagePool& gpu_pool, int warm_bands,
+                  int64_t join_row = -1);
+  ~HandoffProducer() override;
+
+  void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override;
+  DeviceTimes device_times() const override;
+
+  // Where level-0 bands should be read into now (any thread).
+  ImagePool& input_pool() const { return on_gpu_.load() ? gpu_pool_ : cpu_pool_; }
+  // The level-0 row from which the GPU made the pyramid; -1: it never did.
+  int64_t gpu_from_row() const { return gpu_from_row_; }
+
+ private:
+  void take_over(int64_t row);
+
+  Backend backend_;
+  ImagePool& cpu_pool_;
+  ImagePool& gpu_pool_;
+  std::unique_ptr<LevelProducer> cpu_, gpu_;
+  std::future<std::unique_ptr<LevelProducer>> starting_;
+  std::string why_not_;  // set by the starting thread when the GPU cannot take the cascade
+  int64_t join_row_;
+  bool gave_up_ = false;
+  std::atomic<bool> on_gpu_{false};
+  int64_t gpu_from_row_ = -1;
+};
+
+}  // namespace tw

@@ -1,0 +1,81 @@
+#include "engine/trace.hpp"
+
+#include <pthread.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tw {
+namespace {
+
+struct Event {
+  const char* name;
+  int64_t arg;
+  int64_t t0_us, t1_us;
+  uint64_t thread;
+};
+
+struct Trace {
+  std::string path;
+  std::mutex mu;
+  std::vector<Event> events;
+  std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
+
+  Trace() {
+    const char* p = std::getenv("TW_TRACE");
+    if (p && *p) path = p;
+  }
+  ~Trace() { write(); }
+  void write() {
+    std::lock_guard<std::mutex> l(mu);
+    if (path.empty()) return;
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "tilewave: warning: cannot write trace %s\n", path.c_str());
+      return;
+    }
+    std::fprintf(f, "[\n");
+    for (size_t i = 0; i < events.size(); ++i) {
+      const Event& e = events[i];
+      std::fprintf(f, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%llu,\"ts\":%lld,\"dur\":%lld,\"args\":{\"n\":%lld}}%s\n",
+                   e.name, static_cast<unsigned long long>(e.thread), static_cast<long long>(e.t0_us),
+                   static_cast<long long>(e.t1_us - e.t0_us), static_cast<long long>(e.arg),
+                   i + 1 < events.size() ? "," : "");
+    }
+    std::fprintf(f, "]\n");
+    std::fclose(f);
+    path.clear();
+  }
+};
+
+Trace& trace() {
+  static Trace t;
+  return t;
+}
+
+const bool g_enabled = !trace().path.empty();
+
+}  // namespace
+
+bool trace_enabled() { return g_enabled; }
+
+void trace_record(const char* name, int64_t arg, std::chrono::steady_clock::time_point t0,
+                  std::chrono::steady_clock::time_point t1) {
+  Trace& t = trace();
+  auto us = [&](std::chrono::steady_clock::time_point x) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(x - t.origin).count();
+  };
+  // Small integers for threads keep the viewer's rows readable.
+  static thread_local uint64_t id = [] {
+    static std::atomic<uint64_t> next{1};
+    return next++;
+  }();
+  std::lock_guard<std::mutex> l(t.mu);
+  t.events.push_back({name, arg, us(t0), us(t1), id});
+}
+
+}  // namespace tw

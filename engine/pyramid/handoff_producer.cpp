@@ -12,7 +12,13 @@ namespace tw {
 HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt,
                                  std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& cpu_pool,
                                  ImagePool& gpu_pool, int warm_bands, int64_t join_row)
-    : backend_(backend), cpu_pool_(cpu_pool), gpu_pool_(gpu_pool), join_row_(join_row) {
+    : backend_(backend),
+      cpu_pool_(cpu_pool),
+      gpu_pool_(gpu_pool),
+      fmt_(fmt),
+      band0_(levels[0].col0, 0, levels[0].col1 - levels[0].col0, band_rows),
+      warm_bands_(warm_bands),
+      join_row_(join_row) {
   TW_ASSERT(backend.pending);
   cpu_ = make_cpu_producer(fmt, levels, band_rows, cpu_pool);
   starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands] {
@@ -28,17 +34,25 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
       return p;
     }
     p = make_cuda_producer(backend_.device, fmt, levels, band_rows, gpu_pool_);
-    // Pinned level-0 bands for the pipeline, allocated here rather than on
-    // its critical path (pinning costs ~0.5 ms per MB).
-    const CascadeLevel& l0 = levels[0];
-    std::vector<std::shared_ptr<Image>> warm;
-    for (int i = 0; i < warm_bands; ++i) warm.push_back(gpu_pool_.acquire(fmt, Rect(l0.col0, 0, l0.col1 - l0.col0, band_rows)));
+    // Pinned buffers for the bands coming back, which the pipeline's serial
+    // stage would otherwise wait to allocate (pinning costs ~0.5 ms per MB).
+    for (size_t k = 1; k < levels.size(); ++k)
+      for (int i = 0; i < warm_bands; ++i)
+        gpu_pool_.add_idle(fmt, Rect(levels[k].col0, 0, levels[k].col1 - levels[k].col0,
+                                     std::min(band_rows, levels[k].height)));
     return p;
   });
 }
 
 HandoffProducer::~HandoffProducer() {
   if (starting_.valid()) starting_.wait();
+  if (filling_.valid()) filling_.wait();
+}
+
+std::shared_ptr<Image> HandoffProducer::acquire_input(PixelFormat fmt, const Rect& rect) {
+  if (on_gpu_.load())
+    if (auto img = gpu_pool_.try_acquire(fmt, rect)) return img;
+  return cpu_pool_.acquire(fmt, rect);
 }
 
 void HandoffProducer::take_over(int64_t row) {
@@ -64,6 +78,10 @@ void HandoffProducer::take_over(int64_t row) {
   gpu_ = std::move(g);
   gpu_from_row_ = row;
   on_gpu_ = true;
+  // Level-0 bands are read into plain memory until pinned ones are idle.
+  filling_ = std::async(std::launch::async, [this] {
+    for (int i = 0; i < warm_bands_; ++i) gpu_pool_.add_idle(fmt_, band0_);
+  });
 }
 
 void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) {
@@ -73,8 +91,6 @@ void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vecto
       take_over(y);
   }
   if (gpu_) {
-    // Bands the CPU's pool gets back from now on are not needed again.
-    cpu_pool_.clear();
     gpu_->push(band0, out);
   } else {
     cpu_->push(band0, out);

@@ -32,8 +32,10 @@ class HandoffProducer : public LevelProducer {
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override;
   DeviceTimes device_times() const override;
 
-  // Where level-0 bands should be read into now (any thread).
-  ImagePool& input_pool() const { return on_gpu_.load() ? gpu_pool_ : cpu_pool_; }
+  // A buffer for a level-0 band (any thread): pinned once the GPU has the
+  // cascade and a pinned one is idle, plain memory otherwise (the GPU copies
+  // from either; pinned is faster and asynchronous).
+  std::shared_ptr<Image> acquire_input(PixelFormat fmt, const Rect& rect);
   // The level-0 row from which the GPU made the pyramid; -1: it never did.
   int64_t gpu_from_row() const { return gpu_from_row_; }
 
@@ -45,6 +47,10 @@ class HandoffProducer : public LevelProducer {
   ImagePool& gpu_pool_;
   std::unique_ptr<LevelProducer> cpu_, gpu_;
   std::future<std::unique_ptr<LevelProducer>> starting_;
+  std::future<void> filling_;  // pinned level-0 bands, allocated after the hand-over
+  PixelFormat fmt_;
+  Rect band0_;
+  int warm_bands_;
   std::string why_not_;  // set by the starting thread when the GPU cannot take the cascade
   int64_t join_row_;
   bool gave_up_ = false;

@@ -259,7 +259,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     if (a.backend.pending) {
       gpu_pool = std::make_unique<ImagePool>(gpu_host_allocator());
       auto h = std::make_unique<HandoffProducer>(a.backend, a.gpu_memory, fmt, g.levels, T, *pool, *gpu_pool,
-                                                 a.tokens + 2, a.gpu_join_row);
+                                                 a.tokens + 1, a.gpu_join_row);
       handoff = h.get();
       producer = std::move(h);
     } else if (a.backend.is_cuda()) {
@@ -285,7 +285,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   std::atomic<int64_t> gpu_decoded{0};
   int64_t next_y = 0;
 
-  auto input_pool = [&]() -> ImagePool& { return handoff ? handoff->input_pool() : *pool; };
+  auto acquire_input = [&](const Rect& r) { return handoff ? handoff->acquire_input(fmt, r) : pool->acquire(fmt, r); };
 
   auto tile_range = [&](int k) {
     return std::make_pair(g.emit[k].x0 / T, ceil_div(g.emit[k].x1, T));
@@ -295,7 +295,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     TraceSpan span("read", t->y / T);
     cnt.pixels += static_cast<uint64_t>((c0.col1 - c0.col0) * t->h);
     if (!a.passthrough) {
-      t->pixels = input_pool().acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+      t->pixels = acquire_input(Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
       BusyTimer timer(cnt.decode);
       a.src->read(0, t->pixels->view());
       return;
@@ -324,7 +324,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       }
       t->jpeg.clear();
     }
-    t->pixels = input_pool().acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+    t->pixels = acquire_input(Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
     const ImageView px = t->pixels->view();
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       BusyTimer timer(cnt.decode);
@@ -545,6 +545,9 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
   Progress progress(opt.progress_label, tiles_in(sizes, opt.tile, 0), static_cast<double>(opt.tile * opt.tile));
   const auto t0 = Clock::now();
   run_levels(src, sink, opt, sizes, 0, false, opt.passthrough, cnt, progress, stats, true);
+  // A pass can end before CUDA is up; "cuda" without a usable device must
+  // still fail, as it does when CUDA answers first.
+  if (opt.backend.pending && cnt.gpu_from_row < 0) resolve_backend(opt.backend);
   progress.finish();
   stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   stats.backend = opt.backend.pending && cnt.gpu_from_row < 0 ? "cpu" : opt.backend.str();

@@ -89,16 +89,19 @@ TEST(PyramidJob, PendingDeviceStartsOnCpu) {
     required.pending = true;
     required.spelled = "cuda";
     MemorySource src(test::pattern_image(kRgb8, 300, 300, 1));
-    MemorySink sink(kRgb8, 64);
     PyramidJobOptions opt;
     opt.tile = 64;
     opt.backend = required;
-    opt.gpu_join_row = 64;
-    try {
-      run_pyramid(src, sink, opt);
-      ADD_FAILURE() << "--device cuda without a device ran";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("--device cuda: no usable CUDA device"), std::string::npos) << e.what();
+    // Found at the hand-over, or after a pass that ended before it.
+    for (int64_t row : {int64_t{64}, int64_t{1} << 20}) {
+      opt.gpu_join_row = row;
+      MemorySink sink(kRgb8, 64);
+      try {
+        run_pyramid(src, sink, opt);
+        ADD_FAILURE() << "--device cuda without a device ran (hand-over row " << row << ")";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("--device cuda: no usable CUDA device"), std::string::npos) << e.what();
+      }
     }
   }
 }

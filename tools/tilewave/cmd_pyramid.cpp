@@ -54,6 +54,9 @@ int cmd_pyramid(int argc, char** argv) {
                  "Writes a tiled pyramidal BigTIFF: level 0 is INPUT's full resolution, each next\n"
                  "level the Burt-Adelson REDUCE (5-tap [1 4 6 4 1]/16 Gaussian, mirrored border,\n"
                  "every other pixel) of the one above, until both sides are <= --min-size.\n"
+                 "With --device auto or cuda the pass starts on the CPU while CUDA starts up\n"
+                 "(~0.3 s) and the GPU takes the levels over as soon as it is ready (same pixels;\n"
+                 "--report's gpu_from_row says from which row of level 0).\n"
                  "Without INPUT and OUTPUT it pyramids the built-in sample slide ("
               << kSampleInput << ")\ninto ./" << kSampleOutput << ".\n\noptions:\n"
               << a.options_help();

@@ -4,11 +4,7 @@ namespace tw {
 
 ImagePool::ImagePool(const HostAllocator* alloc) : state_(std::make_shared<State>()) { state_->alloc = alloc; }
 
-std::shared_ptr<Image> ImagePool::acquire(PixelFormat fmt, const Rect& rect) { return take(fmt, rect, true); }
-
-std::shared_ptr<Image> ImagePool::try_acquire(PixelFormat fmt, const Rect& rect) { return take(fmt, rect, false); }
-
-std::shared_ptr<Image> ImagePool::take(PixelFormat fmt, const Rect& rect, bool may_allocate) {
+std::shared_ptr<Image> ImagePool::acquire(PixelFormat fmt, const Rect& rect) {
   Image img;
   {
     std::lock_guard<std::mutex> l(state_->mu);
@@ -22,12 +18,8 @@ std::shared_ptr<Image> ImagePool::take(PixelFormat fmt, const Rect& rect, bool m
       f.erase(f.begin() + static_cast<long>(best));
     }
   }
-  if (img.empty()) {
-    if (!may_allocate) return nullptr;
-    img = Image(fmt, rect, state_->alloc);
-  } else {
-    img.reshape(fmt, rect);
-  }
+  if (img.empty()) img = Image(fmt, rect, state_->alloc);
+  else img.reshape(fmt, rect);
   std::weak_ptr<State> weak = state_;
   return std::shared_ptr<Image>(new Image(std::move(img)), [weak](Image* p) {
     if (auto s = weak.lock()) {

@@ -15,8 +15,6 @@ class ImagePool {
   explicit ImagePool(const HostAllocator* alloc = nullptr);
   // A buffer of fmt/rect, returned to the pool when the last reference goes.
   std::shared_ptr<Image> acquire(PixelFormat fmt, const Rect& rect);
-  // The same from idle buffers only: null rather than allocate.
-  std::shared_ptr<Image> try_acquire(PixelFormat fmt, const Rect& rect);
   // Allocates a buffer now and keeps it idle (pinning costs ~0.5 ms per MB:
   // better on a background thread than on the path that needs the buffer).
   void add_idle(PixelFormat fmt, const Rect& rect);
@@ -24,7 +22,6 @@ class ImagePool {
   void clear();
 
  private:
-  std::shared_ptr<Image> take(PixelFormat fmt, const Rect& rect, bool may_allocate);
   struct State {
     std::mutex mu;
     std::vector<Image> free;

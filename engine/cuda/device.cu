@@ -70,6 +70,10 @@ bool cuda_devices_ready() { return started().wait_for(std::chrono::seconds(0)) =
 
 std::vector<CudaDeviceInfo> cuda_devices() { return started().get().devices; }
 
+void cuda_settle() {
+  if (g_probe.valid()) g_probe.wait();
+}
+
 std::string cuda_unavailable_reason() { return started().get().reason; }
 
 }  // namespace tw

@@ -24,6 +24,10 @@ std::vector<CudaDeviceInfo> cuda_devices();
 void cuda_warm_up();
 // Whether cuda_devices() would answer without waiting.
 bool cuda_devices_ready();
+// Waits for a probe cuda_warm_up started. Call before the process exits:
+// the CUDA runtime's exit-time teardown must not meet a thread still
+// starting it (that hung a process that failed early).
+void cuda_settle();
 // Why there are no devices ("no CUDA driver", "no GPU", ...), for messages.
 std::string cuda_unavailable_reason();
 

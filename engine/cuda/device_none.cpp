@@ -7,6 +7,7 @@ bool cuda_compiled() { return false; }
 std::vector<CudaDeviceInfo> cuda_devices() { return {}; }
 void cuda_warm_up() {}
 bool cuda_devices_ready() { return true; }
+void cuda_settle() {}
 std::string cuda_unavailable_reason() { return "this build has no CUDA backend (nvcc was not found)"; }
 
 }  // namespace tw

@@ -12,13 +12,7 @@ namespace tw {
 HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt,
                                  std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& cpu_pool,
                                  ImagePool& gpu_pool, int warm_bands, int64_t join_row)
-    : backend_(backend),
-      cpu_pool_(cpu_pool),
-      gpu_pool_(gpu_pool),
-      fmt_(fmt),
-      band0_(levels[0].col0, 0, levels[0].col1 - levels[0].col0, band_rows),
-      warm_bands_(warm_bands),
-      join_row_(join_row) {
+    : backend_(backend), cpu_pool_(cpu_pool), gpu_pool_(gpu_pool), join_row_(join_row) {
   TW_ASSERT(backend.pending);
   cpu_ = make_cpu_producer(fmt, levels, band_rows, cpu_pool);
   starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands] {
@@ -46,14 +40,8 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
 
 HandoffProducer::~HandoffProducer() {
   if (starting_.valid()) starting_.wait();
-  if (filling_.valid()) filling_.wait();
 }
 
-std::shared_ptr<Image> HandoffProducer::acquire_input(PixelFormat fmt, const Rect& rect) {
-  if (on_gpu_.load())
-    if (auto img = gpu_pool_.try_acquire(fmt, rect)) return img;
-  return cpu_pool_.acquire(fmt, rect);
-}
 
 void HandoffProducer::take_over(int64_t row) {
   std::unique_ptr<LevelProducer> g;
@@ -75,13 +63,11 @@ void HandoffProducer::take_over(int64_t row) {
   TraceSpan span("handoff", row);
   g->adopt(cpu_->snapshot());
   cpu_.reset();
+  // The CPU's idle lower-level bands: the GPU's pinned ones replace them.
+  cpu_pool_.clear();
   gpu_ = std::move(g);
   gpu_from_row_ = row;
   on_gpu_ = true;
-  // Level-0 bands are read into plain memory until pinned ones are idle.
-  filling_ = std::async(std::launch::async, [this] {
-    for (int i = 0; i < warm_bands_; ++i) gpu_pool_.add_idle(fmt_, band0_);
-  });
 }
 
 void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) {

@@ -19,9 +19,13 @@ namespace tw {
 
 class HandoffProducer : public LevelProducer {
  public:
-  // backend: pending (parse_backend_deferred). cpu_pool: plain memory for
-  // the CPU's bands; gpu_pool: pinned, for the bands once the GPU has the
-  // cascade, of which warm_bands level-0 bands are allocated in advance.
+  // backend: pending (parse_backend_deferred). cpu_pool: plain memory, for
+  // level-0 bands throughout and the CPU's lower bands; gpu_pool: pinned,
+  // for the bands the GPU sends back, warm_bands of each level allocated in
+  // advance. Level-0 bands stay in plain memory after the hand-over: pinning
+  // them then (~0.5 ms per MB) held the driver's lock against the pass's
+  // copies and stalled it for ~0.1 s, while the GPU uploads a plain band in
+  // a few milliseconds, within a band's decoding time.
   // join_row >= 0 (tests): hand over exactly at the first band from that
   // row, waiting for the GPU there if need be.
   HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt, std::vector<CascadeLevel> levels,
@@ -32,10 +36,6 @@ class HandoffProducer : public LevelProducer {
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override;
   DeviceTimes device_times() const override;
 
-  // A buffer for a level-0 band (any thread): pinned once the GPU has the
-  // cascade and a pinned one is idle, plain memory otherwise (the GPU copies
-  // from either; pinned is faster and asynchronous).
-  std::shared_ptr<Image> acquire_input(PixelFormat fmt, const Rect& rect);
   // The level-0 row from which the GPU made the pyramid; -1: it never did.
   int64_t gpu_from_row() const { return gpu_from_row_; }
 
@@ -47,10 +47,6 @@ class HandoffProducer : public LevelProducer {
   ImagePool& gpu_pool_;
   std::unique_ptr<LevelProducer> cpu_, gpu_;
   std::future<std::unique_ptr<LevelProducer>> starting_;
-  std::future<void> filling_;  // pinned level-0 bands, allocated after the hand-over
-  PixelFormat fmt_;
-  Rect band0_;
-  int warm_bands_;
   std::string why_not_;  // set by the starting thread when the GPU cannot take the cascade
   int64_t join_row_;
   bool gave_up_ = false;

@@ -259,7 +259,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     if (a.backend.pending) {
       gpu_pool = std::make_unique<ImagePool>(gpu_host_allocator());
       auto h = std::make_unique<HandoffProducer>(a.backend, a.gpu_memory, fmt, g.levels, T, *pool, *gpu_pool,
-                                                 a.tokens + 1, a.gpu_join_row);
+                                                 a.tokens, a.gpu_join_row);
       handoff = h.get();
       producer = std::move(h);
     } else if (a.backend.is_cuda()) {
@@ -285,8 +285,6 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   std::atomic<int64_t> gpu_decoded{0};
   int64_t next_y = 0;
 
-  auto acquire_input = [&](const Rect& r) { return handoff ? handoff->acquire_input(fmt, r) : pool->acquire(fmt, r); };
-
   auto tile_range = [&](int k) {
     return std::make_pair(g.emit[k].x0 / T, ceil_div(g.emit[k].x1, T));
   };
@@ -295,7 +293,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     TraceSpan span("read", t->y / T);
     cnt.pixels += static_cast<uint64_t>((c0.col1 - c0.col0) * t->h);
     if (!a.passthrough) {
-      t->pixels = acquire_input(Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+      t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
       BusyTimer timer(cnt.decode);
       a.src->read(0, t->pixels->view());
       return;
@@ -324,7 +322,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       }
       t->jpeg.clear();
     }
-    t->pixels = acquire_input(Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+    t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
     const ImageView px = t->pixels->view();
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       BusyTimer timer(cnt.decode);

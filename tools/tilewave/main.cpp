@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "engine/cuda/device.hpp"
 #include "engine/trace.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
@@ -74,6 +75,7 @@ static int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const int rc = dispatch(argc, argv);
+  tw::cuda_settle();
   if (tw::trace_enabled()) tw::trace_record("exit", rc, std::chrono::steady_clock::now(), std::chrono::steady_clock::now());
   return rc;
 }

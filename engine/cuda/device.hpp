@@ -1,6 +1,7 @@
 #pragma once
 // The CUDA devices this process can use. Safe to call in any build: a build
 // without CUDA, or a machine without a driver or GPU, reports none.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,12 @@ struct CudaDeviceInfo {
   size_t free_bytes = 0;
 };
 
-bool cuda_compiled();  // this build has the CUDA backend compiled in
+bool cuda_compiled();
+// The device-memory budget: what the user asked for (--gpu-memory), else
+// half of the free memory (at least 64 MiB).
+inline size_t gpu_memory_budget(size_t requested, size_t free_bytes) {
+  return requested ? requested : (free_bytes / 2 > (size_t{64} << 20) ? free_bytes / 2 : size_t{64} << 20);
+}  // this build has the CUDA backend compiled in
 // The devices are probed once per process (free memory as of then).
 std::vector<CudaDeviceInfo> cuda_devices();
 // Starts the probe on a background thread, so that CUDA's start-up (driver,

@@ -21,8 +21,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
     const auto devs = cuda_devices();
     if (backend_.device >= static_cast<int>(devs.size())) return p;
     const size_t need = cuda_producer_bytes(fmt, levels, band_rows);
-    const size_t budget =
-        gpu_memory ? gpu_memory : std::max<size_t>(devs[backend_.device].free_bytes / 2, size_t{64} << 20);
+    const size_t budget = gpu_memory_budget(gpu_memory, devs[backend_.device].free_bytes);
     if (need > budget) {
       why_not_ = "the pyramid needs " + format_bytes(need) + " of device memory, the budget is " + format_bytes(budget);
       return p;
@@ -41,7 +40,6 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
 HandoffProducer::~HandoffProducer() {
   if (starting_.valid()) starting_.wait();
 }
-
 
 void HandoffProducer::take_over(int64_t row) {
   std::unique_ptr<LevelProducer> g;
@@ -67,7 +65,6 @@ void HandoffProducer::take_over(int64_t row) {
   cpu_pool_.clear();
   gpu_ = std::move(g);
   gpu_from_row_ = row;
-  on_gpu_ = true;
 }
 
 void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) {

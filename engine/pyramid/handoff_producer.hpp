@@ -6,7 +6,6 @@
 // after the device is ready the cascade's state moves to the GPU, which
 // carries on from there. Every pixel is the same either way (the two
 // cascades compute the same REDUCE, bit for bit).
-#include <atomic>
 #include <future>
 #include <memory>
 #include <string>
@@ -50,7 +49,6 @@ class HandoffProducer : public LevelProducer {
   std::string why_not_;  // set by the starting thread when the GPU cannot take the cascade
   int64_t join_row_;
   bool gave_up_ = false;
-  std::atomic<bool> on_gpu_{false};
   int64_t gpu_from_row_ = -1;
 };
 

@@ -438,10 +438,9 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
 size_t gpu_budget(const PyramidJobOptions& opt) {
   // A pass that starts on the CPU is planned as a CPU pass.
   if (!opt.backend.is_cuda() || opt.backend.pending) return 0;
-  if (opt.gpu_memory > 0) return opt.gpu_memory;
   const auto devs = cuda_devices();
   TW_ASSERT(opt.backend.device < static_cast<int>(devs.size()));
-  return std::max<size_t>(devs[opt.backend.device].free_bytes / 2, size_t{64} << 20);
+  return gpu_memory_budget(opt.gpu_memory, devs[opt.backend.device].free_bytes);
 }
 
 std::string scratch_near(const PyramidJobOptions& opt) {

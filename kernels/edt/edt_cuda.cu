@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/cuda/cuda_check.hpp"
+#include "engine/cuda/device.hpp"
 #include "engine/cuda/resources.hpp"
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
@@ -112,7 +113,7 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
   cuda::DeviceScope scope(job.device);
   size_t free_bytes = 0, total_bytes = 0;
   TW_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const size_t budget = job.gpu_memory ? job.gpu_memory : std::max<size_t>(free_bytes / 2, size_t{64} << 20);
+  const size_t budget = gpu_memory_budget(job.gpu_memory, free_bytes);
 
   // Device memory: a band of rows (input flags, distances below, column
   // distances that become the result in place), the segment summaries, the

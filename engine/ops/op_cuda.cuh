@@ -37,8 +37,10 @@ __global__ void pixel_kernel(Op op, const typename Op::In* src, typename Op::Out
 }
 
 // One thread per output pixel; the neighbours come through L1. (Staging the
-// block and its halo in shared memory first was slower for Canny's
-// suppression on the H100: 0.70 ms against 0.55 ms at 8192^2.)
+// block and its halo in shared memory first, for every op, was slower for
+// Canny's suppression on the H100: 0.70 ms against 0.55 ms at 8192^2. Ops
+// whose pixels share work, like that one, bring their own kernel:
+// has_cuda_block below; Canny's takes 0.29 ms.)
 template <class Op>
 __global__ void neighborhood_kernel(Op op, const typename Op::In* src, typename Op::Out* dst, int w, int h,
                                            int R, int64_t x0, int64_t y0, int64_t W, int64_t H) {
@@ -50,13 +52,29 @@ __global__ void neighborhood_kernel(Op op, const typename Op::In* src, typename 
   op(win, dst + (static_cast<int64_t>(y) * w + x) * Op::kOut);
 }
 
-// Launches the neighbourhood op over a w x h output whose input (with halo)
-// is at src.
+// Whether a neighbourhood op brings its own GPU kernel (where the functor per
+// pixel would recompute what its neighbours share):
+//   void cuda_block(const In* src, Out* dst, int w, int h, int64_t x0, int64_t y0,
+//                   int64_t W, int64_t H, cudaStream_t s) const;
+// the same contract as launch_neighborhood below; defined in the op's .cu.
+template <class Op, class = void>
+struct has_cuda_block : std::false_type {};
+template <class Op>
+struct has_cuda_block<Op, std::void_t<decltype(std::declval<const Op&>().cuda_block(
+                              std::declval<const typename Op::In*>(), std::declval<typename Op::Out*>(), int{}, int{},
+                              int64_t{}, int64_t{}, int64_t{}, int64_t{}, cudaStream_t{}))>> : std::true_type {};
+
+// Launches the neighbourhood op over a w x h output whose input (with a halo
+// of R) is at src; (x0, y0) is the output's place in the W x H image.
 template <class Op>
 void launch_neighborhood(const Op& op, const typename Op::In* src, typename Op::Out* dst, int w, int h, int R,
                          int64_t x0, int64_t y0, int64_t W, int64_t H, cudaStream_t s) {
-  const dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
-  neighborhood_kernel<Op><<<grid, block, 0, s>>>(op, src, dst, w, h, R, x0, y0, W, H);
+  if constexpr (has_cuda_block<Op>::value) {
+    op.cuda_block(src, dst, w, h, x0, y0, W, H, s);
+  } else {
+    const dim3 block(32, 8), grid((w + 31) / 32, (h + 7) / 8);
+    neighborhood_kernel<Op><<<grid, block, 0, s>>>(op, src, dst, w, h, R, x0, y0, W, H);
+  }
 }
 
 // Horizontal pass: mid (w*C x h+2R floats) from src ((w+2R)*C x h+2R).

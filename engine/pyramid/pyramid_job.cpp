@@ -4,6 +4,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
 #include <atomic>
 #include <chrono>
@@ -459,10 +460,23 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
                 int level_offset, bool skip_level0, bool passthrough, Counters& cnt, Progress& progress,
                 PyramidStats& stats, bool top) {
   const int L = static_cast<int>(sizes.size());
-  const int threads = static_cast<int>(
+  const int all_threads = static_cast<int>(
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  const Plan plan = choose_plan(sizes, src.info().fmt, opt.tile, opt.memory, gpu_budget(opt), threads,
-                                sink.compression_ratio_estimate());
+  // A budget too small for every thread's tile buffers gets a pass on fewer
+  // threads (an arena of that many) rather than an error: 16 threads need
+  // 4.5 MiB for 256-pixel tiles before any band.
+  int threads = all_threads;
+  Plan plan;
+  for (;;) {
+    try {
+      plan = choose_plan(sizes, src.info().fmt, opt.tile, opt.memory, gpu_budget(opt), threads,
+                         sink.compression_ratio_estimate());
+      break;
+    } catch (const InputError&) {
+      if (threads == 1) throw;
+      threads = std::max(1, threads / 2);
+    }
+  }
   const int64_t W0 = sizes[0].first;
   const int64_t stripes = ceil_div(W0, plan.S);
   if (top) {
@@ -475,13 +489,17 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
   if (plan.K < L - 1)
     next = std::make_unique<RawRasterFile>(scratch_near(opt), src.info().fmt, sizes[plan.K].first,
                                            sizes[plan.K].second);
-  for (int64_t s = 0; s < stripes; ++s) {
-    PassArgs a{&src, &sink, stripe_geometry(sizes, plan.K, s * plan.S, std::min((s + 1) * plan.S, W0)),
-               opt.tile,    plan.tokens,  passthrough, skip_level0, level_offset, next.get(),
-               opt.backend, opt.gpu_jpeg, gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0,
-               opt.gpu_memory, opt.gpu_join_row};
-    run_pass(a, cnt, progress);
-  }
+  auto passes = [&] {
+    for (int64_t s = 0; s < stripes; ++s) {
+      PassArgs a{&src, &sink, stripe_geometry(sizes, plan.K, s * plan.S, std::min((s + 1) * plan.S, W0)),
+                 opt.tile,    plan.tokens,  passthrough, skip_level0, level_offset, next.get(),
+                 opt.backend, opt.gpu_jpeg, gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0,
+                 opt.gpu_memory, opt.gpu_join_row};
+      run_pass(a, cnt, progress);
+    }
+  };
+  if (threads < all_threads) tbb::task_arena(threads).execute(passes);
+  else passes();
   if (next) {
     const Sizes rest(sizes.begin() + plan.K, sizes.end());
     run_levels(*next, sink, opt, rest, level_offset + plan.K, true, false, cnt, progress, stats, false);

@@ -21,6 +21,8 @@
 #include "engine/tile_source.hpp"
 #include "kernels/reconstruct/reconstruct_job.hpp"
 
+struct CUstream_st;  // cudaStream_t, without CUDA's headers
+
 namespace tw::kernels {
 
 constexpr uint8_t kCannyWeak = 128, kCannyStrong = 255;
@@ -74,6 +76,11 @@ struct CannyNms {
   // The CPU computes gradients and magnitudes once per pixel, in rows that
   // vectorise, then classifies (engine/ops/op_source.hpp, has_cpu_block).
   void cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const;
+  // The GPU likewise keeps each block's magnitudes in shared memory, computed
+  // once instead of once per neighbour that looks at them (canny_cuda.cu,
+  // engine/ops/op_cuda.cuh, has_cuda_block).
+  void cuda_block(const In* src, Out* dst, int w, int h, int64_t x0, int64_t y0, int64_t W, int64_t H,
+                  CUstream_st* s) const;
 };
 
 struct CannyParams {

@@ -22,28 +22,17 @@
 
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/resources.hpp"
+#include "kernels/reconstruct/mp_queue.cuh"
 #include "kernels/reconstruct/reconstruct_cuda.hpp"
 
 namespace tw {
 namespace {
 
-constexpr int kMp = 32;
+using mp_queue::Queue;
+using mp_queue::dequeue;
+using mp_queue::enqueue_warp;
 
-// A ticket queue: producers and consumers draw indices with fetch-add (no
-// retries, so thousands of idle blocks do not serialise on one word) and meet
-// at slot index % capacity. A slot word is (state << 32 | item), state 2L =
-// empty for lap L, 2L + 1 = holding lap L's item. The capacity exceeds the
-// megapixels plus the blocks, so a producer never waits on a slot whose
-// consumer has not drawn its ticket.
-struct Queue {
-  unsigned long long* slots;
-  uint32_t* queued;    // per megapixel: 1 while in the queue
-  unsigned long long* head;
-  unsigned long long* tail;
-  int* pending;
-  unsigned long long* visits;
-  unsigned long long capacity;
-};
+constexpr int kMp = 32;
 
 struct Geometry {
   uint32_t* j;        // (w + 2) x (h + 2) words: the core plus the frozen ring
@@ -57,62 +46,6 @@ template <bool kDilate>
 __device__ __forceinline__ uint32_t ahead(uint32_t a, uint32_t b) { return kDilate ? max(a, b) : min(a, b); }
 template <bool kDilate>
 __device__ __forceinline__ uint32_t limit(uint32_t a, uint32_t b) { return kDilate ? min(a, b) : max(a, b); }
-
-template <class T>
-__device__ __forceinline__ T load_relaxed(const T* p) { return *const_cast<const volatile T*>(p); }
-
-template <class T>
-__device__ __forceinline__ void store_relaxed(T* p, T v) { *const_cast<volatile T*>(p) = v; }
-
-__device__ __forceinline__ uint32_t slot_state(unsigned long long word) { return static_cast<uint32_t>(word >> 32); }
-
-// Warp-wide: each lane with `want` queues megapixel `mp` unless it is queued
-// already. The new items are counted in `pending` before they are published,
-// so the count cannot touch zero while work is about to appear. One leader
-// reserves all the tickets: the chain of dependent atomics is what a
-// propagation front waits on at every megapixel it crosses.
-__device__ void enqueue_warp(const Queue& q, bool want, uint32_t mp, int lane) {
-  const bool fresh = want && atomicExch(&q.queued[mp], 1u) == 0;
-  const unsigned mask = __ballot_sync(0xffffffffu, fresh);
-  if (!mask) return;
-  const int leader = __ffs(mask) - 1, count = __popc(mask);
-  unsigned long long base = 0;
-  if (lane == leader) {
-    atomicAdd(q.pending, count);
-    __threadfence();
-    base = atomicAdd(q.tail, static_cast<unsigned long long>(count));
-  }
-  base = __shfl_sync(0xffffffffu, base, leader);
-  if (fresh) {
-    const unsigned long long t = base + __popc(mask & ((1u << lane) - 1u));
-    unsigned long long* slot = &q.slots[t % q.capacity];
-    const uint32_t lap = static_cast<uint32_t>(t / q.capacity);
-    // The previous lap's consumer may still be taking its item.
-    while (slot_state(load_relaxed(slot)) != 2 * lap) __nanosleep(20);
-    store_relaxed(slot, (static_cast<unsigned long long>(2 * lap + 1) << 32) | mp);
-  }
-}
-
-// Lane 0 takes the next megapixel; -1 once no work is pending anywhere.
-__device__ int dequeue(const Queue& q) {
-  const unsigned long long h = atomicAdd(q.head, 1ull);
-  unsigned long long* slot = &q.slots[h % q.capacity];
-  const uint32_t lap = static_cast<uint32_t>(h / q.capacity);
-  for (;;) {
-    const unsigned long long word = load_relaxed(slot);
-    if (slot_state(word) == 2 * lap + 1) {
-      store_relaxed(slot, static_cast<unsigned long long>(2 * lap + 2) << 32);
-      const uint32_t mp = static_cast<uint32_t>(word);
-      // From here on it may be queued again; whoever queues it wrote its
-      // values before, so our loads (after this fence) see them.
-      atomicExch(&q.queued[mp], 0u);
-      __threadfence();
-      return static_cast<int>(mp);
-    }
-    if (load_relaxed(q.pending) == 0) return -1;
-    __nanosleep(20);
-  }
-}
 
 template <bool kDilate, bool kEight>
 __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
@@ -230,6 +163,19 @@ __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
   if (lane == 0) atomicAdd(q.visits, visits);
 }
 
+// head, tail, pending and visits each on a 128-byte line of their own: a
+// line's atomics serialise in one L2 slice.
+constexpr int kCounterSpacing = 16;
+
+__global__ void reset_counters(Queue q, int queued) {
+  *q.head = 0, *q.tail = static_cast<unsigned long long>(queued), *q.pending = queued, *q.visits = 0;
+}
+
+__global__ void fill_queue(unsigned long long* slots, uint32_t* queued, int n) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < n) slots[k] = (1ull << 32) | static_cast<uint32_t>(k), queued[k] = 1u;
+}
+
 template <class T>
 __global__ void widen(const T* in, size_t in_pitch, uint32_t* out, int64_t pitch, int w, int h) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
@@ -242,31 +188,10 @@ __global__ void narrow(const uint32_t* in, int64_t pitch, T* out, size_t out_pit
   if (x < w) reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(out) + y * out_pitch)[x] = static_cast<T>(in[(y + 1) * pitch + x + 1]);
 }
 
-// The device buffers of the reconstruction, one set per device for the
-// whole process: a batch of images (or of wavefront tiles) reuses them
-// instead of allocating ~10 bytes per pixel for every call. Calls on one
-// device serialise on its mutex (one tile fills the GPU).
-struct Workspace {
-  std::mutex mu;
-  std::unique_ptr<cuda::Stream> stream;
-  cuda::DeviceBuffer<uint32_t> j, i, queued;
-  cuda::DeviceBuffer<unsigned long long> slots, counters;
-  cuda::DeviceBuffer<uint8_t> staging;
-};
-
-Workspace& workspace(int device) {
-  static std::mutex mu;
-  static auto* all = new std::map<int, std::unique_ptr<Workspace>>();  // never freed: see engine/cuda/lanes.cpp
-  std::lock_guard<std::mutex> l(mu);
-  auto& w = (*all)[device];
-  if (!w) w = std::make_unique<Workspace>();
-  return *w;
-}
-
 template <class T, bool kDilate, bool kEight>
 class CudaRule : public TilePropagator {
  public:
-  CudaRule(int device, GpuWavefrontStats* stats) : device_(device), stats_(stats), ws_(workspace(device)) {}
+  CudaRule(int device, GpuWavefrontStats* stats) : device_(device), stats_(stats), ws_(mp_queue::workspace(device)) {}
 
   void neutral(uint8_t* px) const override {
     const T v = kDilate ? T(0) : T(~T(0));
@@ -284,9 +209,6 @@ class CudaRule : public TilePropagator {
     if (!ws_.stream) ws_.stream = std::make_unique<cuda::Stream>();
     auto& j_ = ws_.j;
     auto& i_ = ws_.i;
-    auto& queued_ = ws_.queued;
-    auto& slots_ = ws_.slots;
-    auto& counters_ = ws_.counters;
     auto& staging_ = ws_.staging;
     cuda::Stream& stream_ = *ws_.stream;
     const int w = static_cast<int>(core.w), h = static_cast<int>(core.h);
@@ -302,10 +224,6 @@ class CudaRule : public TilePropagator {
     TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
     // Persistent blocks must all be resident at once (they wait for each other).
     const int blocks = std::max(1, std::min(per_sm * sms, n));
-    const size_t capacity = static_cast<size_t>(n) + blocks + 1;
-    if (slots_.size() < capacity) slots_ = cuda::DeviceBuffer<unsigned long long>(capacity);
-    if (queued_.size() < static_cast<size_t>(n)) queued_ = cuda::DeviceBuffer<uint32_t>(static_cast<size_t>(n));
-    if (!counters_.get()) counters_ = cuda::DeviceBuffer<unsigned long long>(4);
     // Upload the tile with its halo, and the mask, as they are; widen on the device.
     const size_t row = static_cast<size_t>(w + 2) * sizeof(T);
     if (staging_.size() < row * (h + 2)) staging_ = cuda::DeviceBuffer<uint8_t>(row * (h + 2));
@@ -323,18 +241,9 @@ class CudaRule : public TilePropagator {
     widen<T><<<dim3((w + 255) / 256, h), 256, 0, s>>>(reinterpret_cast<const T*>(staging_.get()), mrow,
                                                        i_.get() + pitch + 1, pitch, w, h);
     TW_CUDA_CHECK_LAUNCH();
-    // Every megapixel starts queued: tickets 0..n-1 hold lap 0's items.
-    std::vector<unsigned long long> slots(capacity, 0ull);
-    for (int k = 0; k < n; ++k) slots[static_cast<size_t>(k)] = (1ull << 32) | static_cast<uint32_t>(k);
-    TW_CUDA_CHECK(cudaMemcpyAsync(slots_.get(), slots.data(), capacity * sizeof slots[0], cudaMemcpyHostToDevice, s));
-    const std::vector<uint32_t> all(static_cast<size_t>(n), 1u);
-    TW_CUDA_CHECK(cudaMemcpyAsync(queued_.get(), all.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-    const unsigned long long init[4] = {0, static_cast<unsigned long long>(n), static_cast<unsigned long long>(n), 0};
-    TW_CUDA_CHECK(cudaMemcpyAsync(counters_.get(), init, sizeof init, cudaMemcpyHostToDevice, s));
-    t1.record(s);
+    t1.record(s);  // the queue's reset counts as kernel time
+    const Queue q = mp_queue::reset_queue(ws_, n, blocks, true, s);
     Geometry geo{j_.get(), i_.get(), pitch, w, h, nbx, nby};
-    Queue q{slots_.get(), queued_.get(), counters_.get(), counters_.get() + 1,
-            reinterpret_cast<int*>(counters_.get() + 2), counters_.get() + 3, capacity};
     iwpp_mp<kDilate, kEight><<<blocks, 32, 0, s>>>(geo, q);
     TW_CUDA_CHECK_LAUNCH();
     t2.record(s);
@@ -344,8 +253,8 @@ class CudaRule : public TilePropagator {
     // Compare on the host: the tile changed if any core value differs.
     std::vector<uint8_t> result(orow * h);
     TW_CUDA_CHECK(cudaMemcpy2DAsync(result.data(), orow, staging_.get(), orow, orow, h, cudaMemcpyDeviceToHost, s));
-    unsigned long long counts[4];
-    TW_CUDA_CHECK(cudaMemcpyAsync(counts, counters_.get(), sizeof counts, cudaMemcpyDeviceToHost, s));
+    unsigned long long visits = 0;
+    TW_CUDA_CHECK(cudaMemcpyAsync(&visits, q.visits, sizeof visits, cudaMemcpyDeviceToHost, s));
     t3.record(s);
     stream_.sync();
     bool changed = false;
@@ -355,7 +264,7 @@ class CudaRule : public TilePropagator {
       if (std::memcmp(dst, src, orow) != 0) changed = true, std::memcpy(dst, src, orow);
     }
     if (stats_) {
-      stats_->megapixel_visits += static_cast<int64_t>(counts[3]);
+      stats_->megapixel_visits += static_cast<int64_t>(visits);
       stats_->kernel_seconds += t2.ms_since(t1) * 1e-3;
       stats_->transfer_seconds += (t1.ms_since(t0) + t3.ms_since(t2)) * 1e-3;
     }
@@ -365,7 +274,7 @@ class CudaRule : public TilePropagator {
  private:
   int device_;
   GpuWavefrontStats* stats_;
-  Workspace& ws_;
+  mp_queue::Workspace& ws_;
 };
 
 template <class T>
@@ -378,6 +287,42 @@ std::unique_ptr<TilePropagator> make_typed(int device, const ReconstructParams& 
 }
 
 }  // namespace
+
+namespace mp_queue {
+
+Workspace& workspace(int device) {
+  static std::mutex mu;
+  static auto* all = new std::map<int, std::unique_ptr<Workspace>>();  // never freed: see engine/cuda/lanes.cpp
+  std::lock_guard<std::mutex> l(mu);
+  auto& w = (*all)[device];
+  if (!w) w = std::make_unique<Workspace>();
+  return *w;
+}
+
+Queue reset_queue(Workspace& ws, int n, int consumers, bool all_queued, cudaStream_t s) {
+  const size_t capacity = static_cast<size_t>(n) + consumers + 1;
+  if (ws.slots.size() < capacity) ws.slots = cuda::DeviceBuffer<unsigned long long>(capacity);
+  if (ws.queued.size() < static_cast<size_t>(n)) ws.queued = cuda::DeviceBuffer<uint32_t>(static_cast<size_t>(n));
+  if (!ws.counters.get()) ws.counters = cuda::DeviceBuffer<unsigned long long>(4 * kCounterSpacing);
+  // Slot state 0 is "empty for lap 0"; with all_queued, tickets 0..n-1 hold
+  // lap 0's items.
+  TW_CUDA_CHECK(cudaMemsetAsync(ws.slots.get(), 0, capacity * sizeof(unsigned long long), s));
+  TW_CUDA_CHECK(cudaMemsetAsync(ws.queued.get(), 0, n * sizeof(uint32_t), s));
+  if (all_queued) {
+    fill_queue<<<(n + 255) / 256, 256, 0, s>>>(ws.slots.get(), ws.queued.get(), n);
+    TW_CUDA_CHECK_LAUNCH();
+  }
+  unsigned long long* c = ws.counters.get();
+  const Queue q{ws.slots.get(), ws.queued.get(), c, c + kCounterSpacing, reinterpret_cast<int*>(c + 2 * kCounterSpacing),
+                c + 3 * kCounterSpacing, capacity};
+  // A kernel, not a copy from the host's stack (pageable: that copy would
+  // wait for the stream).
+  reset_counters<<<1, 1, 0, s>>>(q, all_queued ? n : 0);
+  TW_CUDA_CHECK_LAUNCH();
+  return q;
+}
+
+}  // namespace mp_queue
 
 std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int device, PixelFormat fmt, const ReconstructParams& p,
                                                            GpuWavefrontStats* stats) {

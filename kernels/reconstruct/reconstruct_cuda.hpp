@@ -23,4 +23,12 @@ struct GpuWavefrontStats {
 std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int device, PixelFormat fmt, const ReconstructParams& p,
                                                            GpuWavefrontStats* stats);
 
+// The same for a binary image by dilation: marker and mask 8-bit, every
+// sample 0 or 255 (nonzero is read as 255). Bit planes instead of 32-bit
+// values: far less to move and compare per megapixel (Canny's hysteresis,
+// filling holes of masks). reconstruct() picks it by itself when the input is
+// binary.
+std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int device, int connectivity,
+                                                                  GpuWavefrontStats* stats);
+
 }  // namespace tw

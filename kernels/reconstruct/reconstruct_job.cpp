@@ -24,11 +24,20 @@ bool out_of_order(const T* __restrict a, const T* __restrict b, int64_t n, bool 
   return bad;
 }
 
+// Whether any sample is neither 0 nor 255.
+bool not_binary(const uint8_t* __restrict a, int64_t n) {
+  bool bad = false;
+  for (int64_t x = 0; x < n; ++x) bad |= static_cast<uint8_t>(a[x] + 1) > 1;
+  return bad;
+}
+
 // Copies marker/mask tile (tx, ty) into the stores, enforcing marker <= mask
-// (dilation) or >= (erosion). Returns an error message, or "".
+// (dilation) or >= (erosion), and clears *binary if it finds a sample other
+// than 0 and 255 (8-bit; binary == nullptr: not asked). Returns an error
+// message, or "".
 template <class T>
 std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchStore& j, ScratchStore& i,
-                      int64_t tx, int64_t ty, const ReconstructJob& job) {
+                      int64_t tx, int64_t ty, const ReconstructJob& job, std::atomic<bool>* binary) {
   const Rect r = j.grid().tile_rect(tx, ty);
   ScratchStore::Pin jp = j.acquire(tx, ty), ip = i.acquire(tx, ty);
   mask.read(0, ip.image().view().sub(r));
@@ -50,6 +59,12 @@ std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchS
       a[x] = b[x];
     }
   }
+  if constexpr (sizeof(T) == 1) {
+    for (int64_t y = r.y; y < r.y1() && binary && binary->load(std::memory_order_relaxed); ++y)
+      if (not_binary(jp.image().row<uint8_t>(y) + (r.x - jp.image().rect().x), r.w) ||
+          not_binary(ip.image().row<uint8_t>(y) + (r.x - ip.image().rect().x), r.w))
+        binary->store(false, std::memory_order_relaxed);
+  }
   jp.mark_dirty();
   ip.mark_dirty();
   return "";
@@ -66,10 +81,11 @@ int64_t gpu_tile(const ReconstructJob& job, PixelFormat fmt, int64_t width, int6
   const int64_t side = std::max(width, height);
   int64_t fit = kCudaTileMax;
   while (fit / 2 >= side && fit / 2 >= job.tile && fit > 256) fit /= 2;
-  for (int64_t t = fit; t > kCudaTile; t /= 2)
-    if (2 * kCudaStoreTiles * static_cast<size_t>(t * t) * fmt.bytes_per_pixel() <= job.memory)
-      return std::max(t, job.tile);
-  return std::max(std::min(fit, kCudaTile), job.tile);
+  // The largest that keeps both stores within the budget: a small --memory
+  // gets small GPU tiles rather than tiles that overrun it.
+  for (int64_t t = fit; t > job.tile; t /= 2)
+    if (2 * kCudaStoreTiles * static_cast<size_t>(t * t) * fmt.bytes_per_pixel() <= job.memory) return t;
+  return job.tile;
 }
 
 }  // namespace
@@ -124,16 +140,24 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   const TileGrid& g = j->grid();
   std::mutex err_mu;
   std::string error;
+  // On the GPU a binary image by dilation takes the bit-plane kernel.
+  const bool dil = job.params.method == ReconstructMethod::kDilation;
+  std::atomic<bool> binary{cuda && dil && fmt == kGray8};
+  std::atomic<bool>* check = binary ? &binary : nullptr;
   tbb::parallel_for(int64_t{0}, g.count(), [&](int64_t t) {
     const std::string e = fmt.type == SampleType::kU8
-                              ? load_tile<uint8_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job)
-                              : load_tile<uint16_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job);
+                              ? load_tile<uint8_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job, check)
+                              : load_tile<uint16_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job, check);
     if (!e.empty()) {
       std::lock_guard<std::mutex> l(err_mu);
       if (error.empty()) error = e;
     }
   });
   if (!error.empty()) throw InputError(error);
+  if (binary) {
+    rule = make_cuda_binary_reconstruct_rule(job.backend.device, job.params.connectivity, &res.gpu);
+    res.gpu_binary = true;
+  }
   WavefrontOptions wo;
   wo.connectivity = job.params.connectivity;
   if (cuda) wo.max_concurrency = 2;

@@ -20,8 +20,8 @@ struct ReconstructJob {
   // (erosion); so do we, unless asked to clip the marker to the mask.
   bool clip = false;
   int64_t tile = 256;  // the wavefront's tiles on the CPU
-  // With CUDA: 0 picks the largest of 8192 and 4096 whose tiles fit the
-  // memory budget, or the smallest power of two that covers a smaller image
+  // With CUDA: 0 picks the largest power of two up to 8192 whose tiles keep
+  // the stores within the memory budget, no larger than the image needs
   // (never below `tile`).
   int64_t gpu_tile = 0;
   size_t memory = size_t{1} << 30;
@@ -44,6 +44,7 @@ struct ReconstructResult {
   WavefrontStats wavefront;
   ScratchStore::Stats store;
   GpuWavefrontStats gpu;  // with CUDA
+  bool gpu_binary = false;  // ran the bit-plane kernel (binary input, dilation)
 };
 
 ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job);

@@ -2,6 +2,7 @@
 // every level equals whole-image REDUCE for any tile size, odd image sizes,
 // and when a small memory budget forces the image into vertical stripes.
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
@@ -66,6 +67,17 @@ TEST(PyramidJob, OddSizes) {
 TEST(PyramidJob, StripesUnderSmallBudget) {
   check_job(kRgb8, 4000, 300, 16, 16, size_t{3} << 19, 2);
   check_job(kGray8, 20000, 100, 16, 1, size_t{3} << 19, 2);
+}
+
+// More threads than the budget has tile buffers for (16 threads need 4.5 MiB
+// for 256-pixel tiles before any band): the pass runs on fewer threads and
+// stays within the budget instead of failing.
+TEST(PyramidJob, ManyThreadsSmallBudget) {
+  tbb::global_control many(tbb::global_control::max_allowed_parallelism, 32);
+  const size_t budget = size_t{3} << 20;
+  PyramidStats st;
+  check_job(kGray8, 1500, 700, 256, 1, budget, 1, Backend{}, -1, &st);
+  EXPECT_LE(st.planned_bytes, budget);
 }
 
 // A pending device (--device auto or cuda as `tilewave pyramid` parses it)

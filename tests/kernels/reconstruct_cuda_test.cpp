@@ -36,12 +36,23 @@ Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, 
 }
 
 void expect_same(const Image& seed, const Image& mask, ReconstructParams p, const std::string& what,
-                 int64_t gpu_tile = kCudaTile) {
+                 int64_t gpu_tile = kCudaTile, bool binary = false) {
   ReconstructResult gr;
   const Image g = run(seed, mask, p, true, &gr, gpu_tile);
   const Image c = run(seed, mask, p, false);
   EXPECT_EQ(test::diff_images(g.view(), c.view()), "") << what;
   EXPECT_GT(gr.gpu.megapixel_visits, 0) << what;
+  EXPECT_EQ(gr.gpu_binary, binary) << what;
+}
+
+// 255 where `img` is nonzero, optionally transposed.
+Image binarised(const Image& img, bool transpose = false) {
+  const Rect r = img.rect();
+  Image b(kGray8, transpose ? Rect(0, 0, r.h, r.w) : r);
+  for (int64_t y = 0; y < r.h; ++y)
+    for (int64_t x = 0; x < r.w; ++x)
+      (transpose ? b.ptr<uint8_t>(y, x) : b.ptr<uint8_t>(x, y))[0] = img.ptr<uint8_t>(x, y)[0] ? 255 : 0;
+  return b;
 }
 TEST(CpuVsCuda, ReconstructEveryVariant) {
   TW_REQUIRE_GPU();
@@ -84,6 +95,48 @@ TEST(CpuVsCuda, ReconstructWorstCases) {
   for (int conn : {4, 8}) expect_same(mseed, maze, {ReconstructMethod::kDilation, conn}, "maze " + std::to_string(conn));
   // The corridor crosses the borders of 256-pixel GPU tiles back and forth.
   expect_same(mseed, maze, {ReconstructMethod::kDilation, 8}, "maze, GPU tiles of 256", 256);
+}
+
+// Binary input takes the bit-plane kernel: random masks near the percolation
+// threshold (clusters that branch through many megapixels and tiles, every
+// word layout of odd sizes), sparse seeds, both connectivities, small GPU
+// tiles; the serpentine corridors along rows and along columns (one row per
+// step inside a megapixel); a seed on the last pixel.
+TEST(CpuVsCuda, BinaryReconstruction) {
+  TW_REQUIRE_GPU();
+  std::mt19937_64 rng(11);
+  for (int conn : {4, 8})
+    for (const auto& [w, h] : {std::pair<int64_t, int64_t>{1000, 777}, {65, 33}, {2049, 31}, {1, 300}}) {
+      // 8-connected clusters percolate above ~0.41 of the pixels, 4-connected above ~0.59.
+      const unsigned percent = conn == 8 ? 42 : 60;
+      Image mask(kGray8, Rect(0, 0, w, h)), seed(kGray8, Rect(0, 0, w, h));
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const bool on = rng() % 100 < percent;
+          mask.ptr<uint8_t>(x, y)[0] = on ? 255 : 0;
+          seed.ptr<uint8_t>(x, y)[0] = on && rng() % 300 == 0 ? 255 : 0;
+        }
+      const std::string what = "random " + std::to_string(w) + "x" + std::to_string(h) + " conn " + std::to_string(conn);
+      for (int64_t tile : {int64_t{256}, kCudaTile}) expect_same(seed, mask, {ReconstructMethod::kDilation, conn}, what, tile, true);
+    }
+  for (bool columns : {false, true}) {
+    const Image maze = binarised(test::serpentine_maze(1003, 997), columns);
+    Image mseed(kGray8, maze.rect());
+    mseed.fill_zero();
+    mseed.ptr<uint8_t>(1, 1)[0] = 255;
+    for (int conn : {4, 8})
+      expect_same(mseed, maze, {ReconstructMethod::kDilation, conn},
+                  std::string("binary maze along ") + (columns ? "columns" : "rows") + " conn " + std::to_string(conn),
+                  256, true);
+  }
+  Image flat(kGray8, Rect(0, 0, 5000, 300)), last(kGray8, flat.rect());
+  for (int64_t y = 0; y < 300; ++y) std::memset(flat.row<uint8_t>(y), 255, 5000);
+  last.fill_zero();
+  last.ptr<uint8_t>(4999, 299)[0] = 255;
+  expect_same(last, flat, {ReconstructMethod::kDilation, 8}, "binary, single seed, two tiles", kCudaTile, true);
+  // Not binary (a marker value of 91), or erosion: the general kernel.
+  last.ptr<uint8_t>(4999, 299)[0] = 91;
+  expect_same(last, flat, {ReconstructMethod::kDilation, 8}, "gray seed", kCudaTile, false);
 }
 
 }  // namespace

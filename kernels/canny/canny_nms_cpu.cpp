@@ -1,7 +1,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "engine/ops/clones.hpp"
@@ -22,8 +21,26 @@ TW_CLONES void gradient_row(const uint8_t* __restrict a, const uint8_t* __restri
   }
 }
 
-TW_CLONES void above(const int32_t* __restrict m, int32_t t, uint8_t* __restrict out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = m[i] > t;
+// CannyNms::classify for a whole row, branch-free so that it vectorises:
+// every sector's test is computed and the pixel's own is selected. m is the
+// row of magnitudes (m[i - 1], m[i + 1] the neighbours), up and dn the rows
+// above and below.
+TW_CLONES void classify_row(const int32_t* __restrict gx, const int32_t* __restrict gy, const int32_t* __restrict up,
+                            const int32_t* __restrict m, const int32_t* __restrict dn, int32_t low2, int32_t high2,
+                            uint8_t* __restrict out, int64_t n) {
+  constexpr int kShift = 15, kTg22 = 13573;  // as in CannyNms::classify
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = m[i];
+    const int32_t ax = gx[i] < 0 ? -gx[i] : gx[i], ay = (gy[i] < 0 ? -gy[i] : gy[i]) << kShift;
+    const int32_t tg22x = ax * kTg22;
+    const int horizontal = ay < tg22x, vertical = !horizontal & (ay > tg22x + (ax << (kShift + 1)));
+    const int diagonal = !horizontal & !vertical, rising = (gx[i] ^ gy[i]) >= 0;
+    const int h = (v > m[i - 1]) & (v >= m[i + 1]);
+    const int u = (v > up[i]) & (v >= dn[i]);
+    const int d = rising ? (v > up[i - 1]) & (v > dn[i + 1]) : (v > up[i + 1]) & (v > dn[i - 1]);
+    const int peak = (horizontal & h) | (vertical & u) | (diagonal & d);
+    out[i] = static_cast<uint8_t>(peak & (v > low2) ? (v > high2 ? kCannyStrong : kCannyWeak) : 0);
+  }
 }
 
 }  // namespace
@@ -36,7 +53,6 @@ void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int6
     const int64_t y0 = r.y + chunk * kRows, y1 = std::min(r.y1(), y0 + kRows), rows = y1 - y0 + 2;
     // Scratch reused by each thread across reads.
     thread_local std::vector<int32_t> gx, gy, mag;
-    thread_local std::vector<uint8_t> cand;
     gx.resize(static_cast<size_t>(rows * cols)), gy.resize(gx.size()), mag.resize(gx.size());
     // Columns of the image inside [r.x - 1, r.x1()] (magnitudes outside are 0).
     const int64_t i0 = std::max<int64_t>(0, -(r.x - 1)), i1 = std::min(cols, W - (r.x - 1));
@@ -53,26 +69,10 @@ void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int6
         std::fill(pm + std::max(i0, i1), pm + cols, 0);
       }
     }
-    // Most pixels are below the low threshold: find the others eight at a
-    // time (a vectorised compare), and classify only those.
-    cand.resize(static_cast<size_t>(cols + 8));
     for (int64_t j = 1; j + 1 < rows; ++j) {
-      uint8_t* o = dst.row<uint8_t>(y0 - 1 + j);
-      const int32_t* m = mag.data() + j * cols;
-      const int64_t n = cols - 2;
-      above(m + 1, static_cast<int32_t>(low2), cand.data(), n);
-      std::fill(o, o + n, uint8_t{0});
-      for (int64_t w0 = 0; w0 < n; w0 += 8) {
-        uint64_t word = 0;
-        std::memcpy(&word, cand.data() + w0, 8);
-        if (w0 + 8 > n) word &= (uint64_t{1} << (8 * (n - w0))) - 1;
-        for (; word; word &= word - 1) {
-          const int64_t i = w0 + __builtin_ctzll(word) / 8;
-          const int64_t k = j * cols + i + 1;
-          o[i] = classify(gx[static_cast<size_t>(k)], gy[static_cast<size_t>(k)], mag[static_cast<size_t>(k)],
-                          [&](int dx, int dy) { return mag[static_cast<size_t>(k + dy * cols + dx)]; });
-        }
-      }
+      const int64_t k = j * cols + 1;  // output i is gradient column i + 1
+      classify_row(gx.data() + k, gy.data() + k, mag.data() + k - cols, mag.data() + k, mag.data() + k + cols,
+                   static_cast<int32_t>(low2), static_cast<int32_t>(high2), dst.row<uint8_t>(y0 - 1 + j), cols - 2);
     }
   });
 }

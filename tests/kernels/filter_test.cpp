@@ -126,6 +126,37 @@ TEST_F(Filters, CannyClassicEqualsOpenCvOnOurSmoothing) {
   }
 }
 
+// Canny's suppression has three implementations of one rule: the functor
+// (CannyNms::operator(), per pixel), the CPU's vectorised rows (cpu_block)
+// and the GPU's (cuda_block, checked against the CPU by CpuVsCuda). The
+// functor and the CPU rows agree on every pixel, border ones included.
+TEST(CannyNms, FunctorEqualsRowKernel) {
+  for (const auto& [w, h] : {std::pair<int64_t, int64_t>{300, 211}, {37, 5}, {1, 40}}) {
+    const SourceP smooth = ops::run_op(source_of(test::pattern_image(kGray8, w, h, 3)),
+                                       kernels::make_gaussian<1>(1.0), kCpu, "smooth");
+    const auto nms = kernels::make_canny_nms(8, 24);
+    const Image rows = read_tiled(*ops::run_op(smooth, nms, kCpu, "nms"), 64);
+    const Rect all(0, 0, w, h);
+    const Image in = smooth->read(0, all.grown(nms.radius()), nms.border());
+    Image per_pixel(kGray8, all);
+    const int64_t stride = static_cast<int64_t>(in.view().stride);
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        nms(ops::Window<uint8_t>{in.ptr<uint8_t>(x, y), stride, 1, x, y, w, h}, per_pixel.ptr<uint8_t>(x, y));
+    EXPECT_EQ(test::diff_images(rows.view(), per_pixel.view()), "") << w << "x" << h;
+    int64_t weak = 0, strong = 0;
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) {
+        weak += rows.ptr<uint8_t>(x, y)[0] == kernels::kCannyWeak;
+        strong += rows.ptr<uint8_t>(x, y)[0] == kernels::kCannyStrong;
+      }
+    if (w > 100) {
+      EXPECT_GT(weak, 0);
+      EXPECT_GT(strong, 0);
+    }
+  }
+}
+
 // One edge chain winding through dozens of 16-pixel tiles, strong only at
 // one end: hysteresis must follow it all the way.
 TEST_F(Filters, CannyHysteresisFollowsChainsAcrossTiles) {

@@ -97,6 +97,7 @@ struct Workspace {
   cuda::DeviceBuffer<uint32_t> j, i, queued;
   cuda::DeviceBuffer<unsigned long long> slots, counters;
   cuda::DeviceBuffer<uint8_t> staging;
+  cuda::PinnedBuffer<uint32_t> host_on, host_allowed, host_result;  // the binary rule's bit planes
 };
 Workspace& workspace(int device);
 

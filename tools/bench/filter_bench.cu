@@ -8,7 +8,7 @@
 //        kernels/reconstruct/reconstruct_cuda.cu kernels/gaussian/gaussian.cpp engine/cuda/resources.cpp \
 //        engine/image.cpp engine/pixel.cpp engine/geometry.cpp engine/error.cpp \
 //        engine/cuda/device.cu kernels/reconstruct/reconstruct_cpu.cpp kernels/reconstruct/reconstruct_binary_cuda.cu \
-//        kernels/canny/canny_nms_cuda.cu -lnppif -lnppc -o filter_bench
+//        kernels/canny/canny_nms_cuda.cu kernels/reconstruct/bit_planes.cpp -lnppif -lnppc -ltbb -o filter_bench
 //   ./filter_bench [N...]
 #include <algorithm>
 #include <cstdio>
@@ -126,6 +126,19 @@ void run_size(int64_t n) {
   const double t_nms = median_ms([&] {
     launch_neighborhood(nms, d_halo2, d_nms, w, w, 2, 0, 0, n, n, 0);
   });
+  // With copies: the smoothed image (with its halo) up, the classes down,
+  // from and to pinned memory, as a GPU op source moves them.
+  uint8_t *p_in2, *p_cls, *p_sm;
+  TW_CUDA_CHECK(cudaMallocHost(&p_in2, hn2 * hn2));
+  TW_CUDA_CHECK(cudaMallocHost(&p_cls, np));
+  TW_CUDA_CHECK(cudaMallocHost(&p_sm, np));
+  std::copy(h2.begin(), h2.end(), p_in2);
+  std::copy(smoothed.begin(), smoothed.end(), p_sm);
+  const double t_nms_copies = median_ms([&] {
+    cudaMemcpyAsync(d_halo2, p_in2, hn2 * hn2, cudaMemcpyHostToDevice, 0);
+    launch_neighborhood(nms, d_halo2, d_nms, w, w, 2, 0, 0, n, n, 0);
+    cudaMemcpyAsync(p_cls, d_nms, np, cudaMemcpyDeviceToHost, 0);
+  });
   const double t_nms_functor = median_ms([&] {
     neighborhood_kernel<kernels::CannyNms><<<dim3(blocks(w, 32), blocks(w, 8)), dim3(32, 8)>>>(nms, d_halo2, d_nms, w, w,
                                                                                           2, 0, 0, n, n);
@@ -149,22 +162,25 @@ void run_size(int64_t n) {
   };
   ReconstructParams rp;
   rp.connectivity = 8;
+  // Median kernel time, and median time with the rule's own copies and host
+  // work (the tile and mask from host images, the edge map back into them).
   auto hysteresis = [&](const TilePropagator& rule, GpuWavefrontStats& st) {
-    std::vector<double> t;
+    std::vector<double> t, tc;
     for (int rep = 0; rep < 7; ++rep) {  // the first is a warm-up
       reset_marker();
       st = {};
       rule.propagate(j.view(), i.view(), core);
-      if (rep) t.push_back(st.kernel_seconds * 1e3);
+      if (rep) t.push_back(st.kernel_seconds * 1e3), tc.push_back((st.kernel_seconds + st.transfer_seconds + st.host_seconds) * 1e3);
     }
     std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    std::sort(tc.begin(), tc.end());
+    return std::pair<double, double>{t[t.size() / 2], tc[tc.size() / 2]};
   };
   GpuWavefrontStats st_general, st;
-  const double t_general = hysteresis(*make_cuda_reconstruct_rule(0, kGray8, rp, &st_general), st_general);
+  const double t_general = hysteresis(*make_cuda_reconstruct_rule(0, kGray8, rp, &st_general), st_general).first;
   Image general(kGray8, j.rect());
   copy_overlap(j.view(), general.view());
-  const double t_hyst = hysteresis(*make_cuda_binary_reconstruct_rule(0, 8, &st), st);
+  const auto [t_hyst, t_hyst_copies] = hysteresis(*make_cuda_binary_reconstruct_rule(0, 8, &st), st);
   int64_t edges = 0, mismatch = 0;
   for (int64_t y = 0; y < n; ++y)
     for (int64_t x = 0; x < n; ++x) {
@@ -172,10 +188,10 @@ void run_size(int64_t n) {
       mismatch += j.ptr<uint8_t>(x, y)[0] != general.ptr<uint8_t>(x, y)[0];
     }
   std::printf("| %lld^2 | Canny (NMS %.3f ms [functor %.3f ms], hysteresis %.3f ms, %lld megapixel visits [general "
-              "kernel %.3f ms, %lld visits, %lld pixels differ]) | %.3f ms | - |",
+              "kernel %.3f ms, %lld visits, %lld pixels differ]) | %.3f ms | %.3f ms |",
               static_cast<long long>(n), t_nms, t_nms_functor, t_hyst, static_cast<long long>(st.megapixel_visits),
               t_general, static_cast<long long>(st_general.megapixel_visits), static_cast<long long>(mismatch),
-              t_nms + t_hyst);
+              t_nms + t_hyst, t_nms_copies + t_hyst_copies);
 #ifdef TW_BENCH_HAVE_NPP
   int bytes = 0;
   const NppStatus qs = nppiFilterCannyBorderGetBufferSize(size, &bytes);
@@ -189,6 +205,11 @@ void run_size(int64_t n) {
                                        NPP_MASK_SIZE_3_X_3, 20, 60, nppiNormL2, NPP_BORDER_REPLICATE, buf, ctx);
     };
     const double npp = median_ms(npp_canny);
+    const double npp_copies = median_ms([&] {
+      cudaMemcpyAsync(d_dst, p_sm, np, cudaMemcpyHostToDevice, 0);
+      npp_canny();
+      cudaMemcpyAsync(p_cls, d_nms, np, cudaMemcpyDeviceToHost, 0);
+    });
     std::vector<uint8_t> ne(static_cast<size_t>(np));
     TW_CUDA_CHECK(cudaMemcpy(ne.data(), d_nms, np, cudaMemcpyDeviceToHost));
     int64_t npp_edges = 0, both = 0;
@@ -196,13 +217,15 @@ void run_size(int64_t n) {
       npp_edges += ne[static_cast<size_t>(k)] != 0;
       both += ne[static_cast<size_t>(k)] != 0 && j.ptr<uint8_t>(k % n, k / n)[0] != 0;
     }
-    std::printf(" %.3f ms | - | %.2f | edges: ours %lld, NPP %lld, both %lld\n", npp, (t_nms + t_hyst) / npp,
+    std::printf(" %.3f ms | %.3f ms | %.2f | edges: ours %lld, NPP %lld, both %lld\n", npp, npp_copies,
+                (t_nms + t_hyst) / npp,
                 static_cast<long long>(edges), static_cast<long long>(npp_edges), static_cast<long long>(both));
     cudaFree(buf);
   }
 #else
   std::printf(" - | - | - | edges %lld\n", static_cast<long long>(edges));
 #endif
+  cudaFreeHost(p_in2), cudaFreeHost(p_cls), cudaFreeHost(p_sm);
   cudaFree(d_halo), cudaFree(d_halo2), cudaFree(d_src), cudaFree(d_dst), cudaFree(d_nms), cudaFree(d_mid);
   cudaFreeHost(p_in), cudaFreeHost(p_out);
 }

@@ -1,0 +1,77 @@
+#include "kernels/reconstruct/bit_planes.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "engine/ops/clones.hpp"
+
+namespace tw {
+namespace {
+
+// The nonzero bytes of 8 as 8 bits (byte b -> bit b): fold each byte onto its
+// low bit, then one multiply gathers the eight low bits into the top byte
+// without carries.
+inline uint32_t nonzero8(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  v |= v >> 4, v |= v >> 2, v |= v >> 1;
+  v &= 0x0101010101010101ull;
+  return static_cast<uint32_t>((v * 0x0102040810204080ull) >> 56);
+}
+
+// Bit i of out[k] = p[32k + i] != 0 for the n bytes at p; words up to
+// `words` beyond them are zero.
+TW_CLONES void pack_bytes(const uint8_t* __restrict p, int64_t n, uint32_t* __restrict out, int64_t words) {
+  int64_t k = 0;
+  for (; 32 * (k + 1) <= n; ++k) {
+    const uint8_t* q = p + 32 * k;
+    out[k] = nonzero8(q) | nonzero8(q + 8) << 8 | nonzero8(q + 16) << 16 | nonzero8(q + 24) << 24;
+  }
+  if (32 * k < n) {
+    uint32_t w = 0;
+    for (int64_t x = 32 * k; x < n; ++x) w |= static_cast<uint32_t>(p[x] != 0) << (x - 32 * k);
+    out[k++] = w;
+  }
+  for (; k < words; ++k) out[k] = 0;
+}
+
+}  // namespace
+
+void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed) {
+  const int64_t w = core.w, h = core.h, pitch = bit_plane_pitch(w);
+  tbb::parallel_for(int64_t{0}, h + 2, [&](int64_t ry) {
+    const int64_t y = core.y + ry - 1;
+    uint32_t* o = on + ry * pitch;
+    uint32_t* a = allowed + ry * pitch;
+    const uint8_t* b = j.ptr<uint8_t>(core.x - 1, y);  // x = -1 .. w
+    o[0] = b[0] ? 1u << 31 : 0u;
+    pack_bytes(b + 1, w + 1, o + 1, pitch - 1);
+    if (ry == 0 || ry == h + 1) {
+      std::memset(a, 0, static_cast<size_t>(pitch) * sizeof(uint32_t));
+    } else {
+      a[0] = 0;
+      pack_bytes(i.ptr<uint8_t>(core.x, y), w, a + 1, pitch - 1);
+    }
+  });
+}
+
+int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const ImageView& j, const Rect& core) {
+  const int64_t w = core.w, h = core.h, pitch = bit_plane_pitch(w);
+  std::atomic<int64_t> total{0};
+  tbb::parallel_for(int64_t{1}, h + 1, [&](int64_t ry) {
+    uint8_t* row = j.ptr<uint8_t>(core.x, core.y + ry - 1);
+    int64_t n = 0;
+    for (int64_t k = 1; k < pitch; ++k) {
+      uint32_t d = after[ry * pitch + k] & ~before[ry * pitch + k];
+      const int64_t x0 = 32 * (k - 1);
+      if (w - x0 < 32) d &= w > x0 ? (1u << (w - x0)) - 1u : 0u;  // not the ring pixel x = w
+      for (; d; d &= d - 1, ++n) row[x0 + __builtin_ctz(d)] = 255;
+    }
+    if (n) total += n;
+  });
+  return total;
+}
+
+}  // namespace tw

@@ -110,7 +110,7 @@ void ScratchStore::evict_locked() {
   }
 }
 
-ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty) {
+ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty, bool overwrite) {
   TW_ASSERT(tx >= 0 && ty >= 0 && tx < grid_.cols() && ty < grid_.rows());
   const int64_t index = ty * grid_.cols() + tx;
   std::lock_guard<std::mutex> l(mu_);
@@ -132,8 +132,20 @@ ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty) {
     if (on_disk_[static_cast<size_t>(index)]) {
       read_slot(index, fresh->img);
       ++stats_.loads;
-    } else {
+    } else if (!overwrite) {
       fresh->img.fill_zero();
+    } else {
+      // Only the part outside the image: the caller writes the rest.
+      const Rect in = grid_.tile_rect(tx, ty);
+      const size_t bpp = fmt_.bytes_per_pixel();
+      for (int64_t y = full.y; y < full.y1(); ++y) {
+        if (y < in.y1()) {
+          if (in.x1() < full.x1())
+            std::memset(fresh->img.ptr_bytes(in.x1(), y), 0, static_cast<size_t>(full.x1() - in.x1()) * bpp);
+        } else {
+          std::memset(fresh->img.ptr_bytes(full.x, y), 0, static_cast<size_t>(full.w) * bpp);
+        }
+      }
     }
     held_ += fresh->img.capacity_bytes();
     stats_.peak_bytes = std::max(stats_.peak_bytes, held_);

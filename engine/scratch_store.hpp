@@ -44,8 +44,11 @@ class ScratchStore : public TileSource {
     int64_t index_ = -1;
     void* entry_ = nullptr;
   };
-  // Thread-safe. A tile never written reads as zeros.
-  Pin acquire(int64_t tx, int64_t ty);
+  // Thread-safe. A tile never written reads as zeros, unless the caller says
+  // it will overwrite the whole tile first (`overwrite`): then a fresh tile
+  // is not cleared (for GPU-sized tiles the clearing, under the store's lock,
+  // cost more than the loading that follows it).
+  Pin acquire(int64_t tx, int64_t ty, bool overwrite = false);
 
   // Changes the memory budget (evicting down to it).
   void set_cache_bytes(size_t n);

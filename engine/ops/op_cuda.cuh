@@ -19,6 +19,7 @@
 #include "engine/ops/op.hpp"
 #include "engine/ops/op_source.hpp"
 #include "engine/ops/run_op.hpp"
+#include "engine/trace.hpp"
 
 namespace tw::ops {
 namespace cuda_detail {
@@ -130,11 +131,18 @@ class CudaOpSource final : public TileSource {
     // drawing on the same shared pool, and holding a lane while waiting for
     // another could leave every lane waiting.
     const Image input = in_->read(0, sr, op_border(op_));
+    TraceSpan span("gpu-op", r.h);
     cuda::DeviceScope scope(pool_.device());
     auto lane = pool_.acquire();
-    lane->reserve(in_bytes, out_bytes, mid_bytes);
+    {
+      TraceSpan s("gpu-op-reserve", r.h);
+      lane->reserve(in_bytes, out_bytes, mid_bytes);
+    }
     const ImageView host_in{fi, sr, static_cast<size_t>(sr.w) * fi.bytes_per_pixel(), lane->host_in.get()};
-    copy_overlap(input.view(), host_in);
+    {
+      TraceSpan s("gpu-op-stage-in", r.h);
+      copy_overlap(input.view(), host_in);
+    }
     const cudaStream_t s = lane->stream.get();
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), in_bytes, cudaMemcpyHostToDevice, s));
     const auto* din = reinterpret_cast<const In*>(lane->dev_in.get());
@@ -154,7 +162,11 @@ class CudaOpSource final : public TileSource {
     }
     TW_CUDA_CHECK(cudaGetLastError());
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), dout, out_bytes, cudaMemcpyDeviceToHost, s));
-    lane->stream.sync();
+    {
+      TraceSpan s("gpu-op-sync", r.h);
+      lane->stream.sync();
+    }
+    TraceSpan out_span("gpu-op-copy-out", r.h);
     const size_t row = static_cast<size_t>(r.w) * fo.bytes_per_pixel();
     for (int64_t y = 0; y < r.h; ++y) std::memcpy(dst.row_bytes(r.y + y), lane->host_out.get() + y * row, row);
   }

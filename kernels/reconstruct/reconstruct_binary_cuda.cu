@@ -23,6 +23,7 @@
 
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/resources.hpp"
+#include "engine/trace.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
 #include "kernels/reconstruct/mp_queue.cuh"
 #include "kernels/reconstruct/reconstruct_cuda.hpp"
@@ -195,7 +196,10 @@ class BinaryRule : public TilePropagator {
     // Packed on the host into pinned memory: an eighth of the bytes to copy,
     // at the full PCIe rate (pageable copies of the byte planes ran at ~3 GB/s).
     const auto h0 = std::chrono::steady_clock::now();
-    pack_tile_bits(jv, iv, core, ws_.host_on.get(), ws_.host_allowed.get());
+    {
+      TraceSpan span("binary-pack", core.h);
+      pack_tile_bits(jv, iv, core, ws_.host_on.get(), ws_.host_allowed.get());
+    }
     const auto h1 = std::chrono::steady_clock::now();
     cuda::Event t0, t1, t2, t3;
     t0.record(s);
@@ -213,8 +217,12 @@ class BinaryRule : public TilePropagator {
     unsigned long long visits = 0;
     TW_CUDA_CHECK(cudaMemcpyAsync(&visits, q.visits, sizeof visits, cudaMemcpyDeviceToHost, s));
     t3.record(s);
-    ws_.stream->sync();
+    {
+      TraceSpan span("binary-gpu", core.h);
+      ws_.stream->sync();
+    }
     const auto h2 = std::chrono::steady_clock::now();
+    TraceSpan span("binary-unpack", core.h);
     const bool changed = unpack_new_bits(ws_.host_on.get(), ws_.host_result.get(), jv, core) > 0;
     const auto h3 = std::chrono::steady_clock::now();
     if (stats_) {

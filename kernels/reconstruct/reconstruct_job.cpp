@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "engine/memory.hpp"
+#include "engine/trace.hpp"
 
 namespace tw {
 namespace {
@@ -38,33 +39,47 @@ bool not_binary(const uint8_t* __restrict a, int64_t n) {
 template <class T>
 std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchStore& j, ScratchStore& i,
                       int64_t tx, int64_t ty, const ReconstructJob& job, std::atomic<bool>* binary) {
-  const Rect r = j.grid().tile_rect(tx, ty);
-  ScratchStore::Pin jp = j.acquire(tx, ty), ip = i.acquire(tx, ty);
-  mask.read(0, ip.image().view().sub(r));
-  if (job.marker_from_mask) job.marker_from_mask(ip.image().view().sub(r), jp.image().view().sub(r));
-  else marker.read(0, jp.image().view().sub(r));
-  const bool dil = job.params.method == ReconstructMethod::kDilation;
-  for (int64_t y = r.y; y < r.y1(); ++y) {
-    T* a = jp.image().row<T>(y) + (r.x - jp.image().rect().x);
-    const T* b = ip.image().row<T>(y) + (r.x - ip.image().rect().x);
-    if (!out_of_order(a, b, r.w, dil)) continue;  // the common case, checked a vector at a time
-    for (int64_t x = 0; x < r.w; ++x) {
-      const bool bad = dil ? a[x] > b[x] : a[x] < b[x];
-      if (!bad) continue;
-      if (!job.clip)
-        return "the marker is " + std::string(dil ? "above" : "below") + " the mask at (" + std::to_string(r.x + x) +
-               ", " + std::to_string(y) + "): " + std::to_string(a[x]) + " vs " + std::to_string(b[x]) +
-               "; reconstruction by " + (dil ? "dilation needs marker <= mask" : "erosion needs marker >= mask") +
-               " (as scikit-image requires); --clip clips the marker to the mask";
-      a[x] = b[x];
+  const Rect t = j.grid().tile_rect(tx, ty);
+  ScratchStore::Pin jp = j.acquire(tx, ty, true), ip = i.acquire(tx, ty, true);  // every row is loaded below
+  // Rows r of the tile: read, marker taken, order checked.
+  auto load_rows = [&](const Rect& r) -> std::string {
+    mask.read(0, ip.image().view().sub(r));
+    if (job.marker_from_mask) job.marker_from_mask(ip.image().view().sub(r), jp.image().view().sub(r));
+    else marker.read(0, jp.image().view().sub(r));
+    const bool dil = job.params.method == ReconstructMethod::kDilation;
+    for (int64_t y = r.y; y < r.y1(); ++y) {
+      T* a = jp.image().row<T>(y) + (r.x - jp.image().rect().x);
+      const T* b = ip.image().row<T>(y) + (r.x - ip.image().rect().x);
+      if (!out_of_order(a, b, r.w, dil)) continue;  // the common case, checked a vector at a time
+      for (int64_t x = 0; x < r.w; ++x) {
+        const bool bad = dil ? a[x] > b[x] : a[x] < b[x];
+        if (!bad) continue;
+        if (!job.clip)
+          return "the marker is " + std::string(dil ? "above" : "below") + " the mask at (" + std::to_string(r.x + x) +
+                 ", " + std::to_string(y) + "): " + std::to_string(a[x]) + " vs " + std::to_string(b[x]) +
+                 "; reconstruction by " + (dil ? "dilation needs marker <= mask" : "erosion needs marker >= mask") +
+                 " (as scikit-image requires); --clip clips the marker to the mask";
+        a[x] = b[x];
+      }
     }
-  }
-  if constexpr (sizeof(T) == 1) {
-    for (int64_t y = r.y; y < r.y1() && binary && binary->load(std::memory_order_relaxed); ++y)
-      if (not_binary(jp.image().row<uint8_t>(y) + (r.x - jp.image().rect().x), r.w) ||
-          not_binary(ip.image().row<uint8_t>(y) + (r.x - ip.image().rect().x), r.w))
-        binary->store(false, std::memory_order_relaxed);
-  }
+    if constexpr (sizeof(T) == 1) {
+      for (int64_t y = r.y; y < r.y1() && binary && binary->load(std::memory_order_relaxed); ++y)
+        if (not_binary(jp.image().row<uint8_t>(y) + (r.x - jp.image().rect().x), r.w) ||
+            not_binary(ip.image().row<uint8_t>(y) + (r.x - ip.image().rect().x), r.w))
+          binary->store(false, std::memory_order_relaxed);
+    }
+    return "";
+  };
+  // A GPU tile (4096 or 8192 rows) is loaded in bands on all threads: whole,
+  // it kept one thread busy for 0.3 s of an 8192^2 Canny while 15 waited.
+  constexpr int64_t kBand = 256;
+  const int64_t bands = (t.h + kBand - 1) / kBand;
+  std::vector<std::string> errors(static_cast<size_t>(bands));
+  tbb::parallel_for(int64_t{0}, bands, [&](int64_t k) {
+    errors[static_cast<size_t>(k)] = load_rows(Rect(t.x, t.y + k * kBand, t.w, std::min(kBand, t.h - k * kBand)));
+  });
+  for (const std::string& e : errors)
+    if (!e.empty()) return e;
   jp.mark_dirty();
   ip.mark_dirty();
   return "";
@@ -144,15 +159,18 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   const bool dil = job.params.method == ReconstructMethod::kDilation;
   std::atomic<bool> binary{cuda && dil && fmt == kGray8};
   std::atomic<bool>* check = binary ? &binary : nullptr;
-  tbb::parallel_for(int64_t{0}, g.count(), [&](int64_t t) {
-    const std::string e = fmt.type == SampleType::kU8
-                              ? load_tile<uint8_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job, check)
-                              : load_tile<uint16_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job, check);
-    if (!e.empty()) {
-      std::lock_guard<std::mutex> l(err_mu);
-      if (error.empty()) error = e;
-    }
-  });
+  {
+    TraceSpan span("reconstruct-load", g.count());
+    tbb::parallel_for(int64_t{0}, g.count(), [&](int64_t t) {
+      const std::string e = fmt.type == SampleType::kU8
+                                ? load_tile<uint8_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job, check)
+                                : load_tile<uint16_t>(marker, mask, *j, i, t % g.cols(), t / g.cols(), job, check);
+      if (!e.empty()) {
+        std::lock_guard<std::mutex> l(err_mu);
+        if (error.empty()) error = e;
+      }
+    });
+  }
   if (!error.empty()) throw InputError(error);
   if (binary) {
     rule = make_cuda_binary_reconstruct_rule(job.backend.device, job.params.connectivity, &res.gpu);
@@ -161,6 +179,7 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   WavefrontOptions wo;
   wo.connectivity = job.params.connectivity;
   if (cuda) wo.max_concurrency = 2;
+  TraceSpan run_span("reconstruct-wavefront", g.count());
   res.wavefront = run_wavefront(*j, i, *rule, wo);
   res.store = j->stats();
   res.image = std::move(j);

@@ -17,9 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <memory>
-#include <vector>
 
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/resources.hpp"

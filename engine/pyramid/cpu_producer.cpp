@@ -22,6 +22,8 @@ std::shared_ptr<JpegTicket> LevelProducer::submit_jpeg(int64_t, int64_t, const s
   return nullptr;
 }
 
+void LevelProducer::enable_jpeg(int64_t) { throw InternalError("this producer cannot decode JPEG"); }
+
 void LevelProducer::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<FinishedBand>&) {
   throw InternalError("push_submitted on a producer that does not decode JPEG");
 }

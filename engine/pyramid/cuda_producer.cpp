@@ -9,6 +9,7 @@
 // another while the other stream uploads the next band and downloads the last
 // one's results. A device band buffer is rewritten only after its download
 // (two bands of that level later, double-buffered) has finished.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -228,13 +229,19 @@ class CudaProducer : public LevelProducer {
       const int64_t rows = std::min(T_, levels_[k].height);
       for (auto& b : L.band) b = cuda::DeviceBuffer<uint8_t>(L.band_pitch * static_cast<size_t>(rows));
     }
+    if (jpeg_tile > 0) enable_jpeg(jpeg_tile);
+  }
+
+  void enable_jpeg(int64_t jpeg_tile) override {
 #ifdef TW_HAVE_NVJPEG
     // Tiles decoded in place are whole tiles: rows hold the last one's padding.
-    if (jpeg_tile > 0)
-      worker_ = std::make_unique<JpegWorker>(device_, fmt_.channels,
-                                             pitch_of(fmt_, ceil_div(l0.col1 - l0.col0, jpeg_tile) * jpeg_tile), T_, log_);
+    const CascadeLevel& l0 = levels_[0];
+    worker_ = std::make_unique<JpegWorker>(device_, fmt_.channels,
+                                           pitch_of(fmt_, ceil_div(l0.col1 - l0.col0, jpeg_tile) * jpeg_tile), T_, log_);
+    live_worker_.store(worker_.get(), std::memory_order_release);
 #else
     (void)jpeg_tile;
+    throw InputError("this build has no nvJPEG");
 #endif
   }
 
@@ -246,7 +253,7 @@ class CudaProducer : public LevelProducer {
 
   std::string jpeg_decoder() const override {
 #ifdef TW_HAVE_NVJPEG
-    if (worker_) return worker_->name();
+    if (JpegWorker* w = live_worker_.load(std::memory_order_acquire)) return w->name();
 #endif
     return "";
   }
@@ -267,24 +274,26 @@ class CudaProducer : public LevelProducer {
 
   std::shared_ptr<JpegTicket> submit_jpeg(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles) override {
 #ifdef TW_HAVE_NVJPEG
-    if (worker_) return worker_->submit(y, rows, tiles, levels_[0].col0, fmt_.bytes_per_pixel());
+    if (JpegWorker* w = live_worker_.load(std::memory_order_acquire))
+      return w->submit(y, rows, tiles, levels_[0].col0, fmt_.bytes_per_pixel());
 #endif
     return LevelProducer::submit_jpeg(y, rows, tiles);
   }
 
   void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override {
 #ifdef TW_HAVE_NVJPEG
-    TW_ASSERT(worker_);
+    JpegWorker* worker = live_worker_.load(std::memory_order_acquire);
+    TW_ASSERT(worker);
     auto& t = static_cast<CudaTicket&>(*ticket);
-    worker_->wait(t);
+    worker->wait(t);
     cuda::DeviceScope scope(device_);
     cudaStream_t s = streams_[next_slot()].get();
     TW_CUDA_CHECK(cudaStreamWaitEvent(s, t.ready->get(), 0));
     // The compressed bytes stay with the caller's band until decoded.
     auto ready = t.ready;
     out.push_back({-1, nullptr, [ready] { ready->sync(); }});
-    cascade(s, DeviceRows{worker_->buffer(t.buffer), worker_->pitch(), t.y, t.rows}, out);
-    worker_->release(t.buffer, prev_done_);
+    cascade(s, DeviceRows{worker->buffer(t.buffer), worker->pitch(), t.y, t.rows}, out);
+    worker->release(t.buffer, prev_done_);
 #else
     LevelProducer::push_submitted(ticket, out);
 #endif
@@ -442,7 +451,10 @@ class CudaProducer : public LevelProducer {
   SpanLog log_;
   uint64_t bytes_up_ = 0, bytes_down_ = 0;
 #ifdef TW_HAVE_NVJPEG
+  // Set once, possibly while the pipeline runs (enable_jpeg from the thread
+  // that started CUDA); the pipeline reads live_worker_.
   std::unique_ptr<JpegWorker> worker_;  // destroyed first: its thread stops before the rest goes
+  std::atomic<JpegWorker*> live_worker_{nullptr};
 #endif
 };
 

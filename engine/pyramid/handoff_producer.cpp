@@ -11,40 +11,66 @@ namespace tw {
 
 HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt,
                                  std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& cpu_pool,
-                                 ImagePool& gpu_pool, int warm_bands, int64_t join_row)
+                                 ImagePool& gpu_pool, int warm_bands, int64_t join_row, int64_t jpeg_tile)
     : backend_(backend), cpu_pool_(cpu_pool), gpu_pool_(gpu_pool), join_row_(join_row) {
   TW_ASSERT(backend.pending);
   cpu_ = make_cpu_producer(fmt, levels, band_rows, cpu_pool);
-  starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands] {
-    TraceSpan span("gpu-start", 0);
-    std::unique_ptr<LevelProducer> p;
-    const auto devs = cuda_devices();
-    if (backend_.device >= static_cast<int>(devs.size())) return p;
-    const size_t need = cuda_producer_bytes(fmt, levels, band_rows);
-    const size_t budget = gpu_memory_budget(gpu_memory, devs[backend_.device].free_bytes);
-    if (need > budget) {
-      why_not_ = "the pyramid needs " + format_bytes(need) + " of device memory, the budget is " + format_bytes(budget);
-      return p;
+  std::promise<std::unique_ptr<LevelProducer>> made;
+  ready_ = made.get_future();
+  starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands, jpeg_tile,
+                                              made = std::move(made)]() mutable {
+    LevelProducer* raw = nullptr;
+    size_t room = 0;
+    try {
+      TraceSpan span("gpu-start", 0);
+      std::unique_ptr<LevelProducer> p;
+      const auto devs = cuda_devices();
+      if (backend_.device < static_cast<int>(devs.size())) {
+        const size_t need = cuda_producer_bytes(fmt, levels, band_rows);
+        const size_t budget = gpu_memory_budget(gpu_memory, devs[backend_.device].free_bytes);
+        if (need > budget) {
+          why_not_ = "the pyramid needs " + format_bytes(need) + " of device memory, the budget is " +
+                     format_bytes(budget);
+        } else {
+          room = budget - need;
+          p = make_cuda_producer(backend_.device, fmt, levels, band_rows, gpu_pool_);
+          // Pinned buffers for the bands coming back, which the pipeline's
+          // serial stage would otherwise wait to allocate (pinning costs
+          // ~0.5 ms per MB).
+          for (size_t k = 1; k < levels.size(); ++k)
+            for (int i = 0; i < warm_bands; ++i)
+              gpu_pool_.add_idle(fmt, Rect(levels[k].col0, 0, levels[k].col1 - levels[k].col0,
+                                           std::min(band_rows, levels[k].height)));
+        }
+      }
+      raw = p.get();
+      made.set_value(std::move(p));
+    } catch (...) {
+      made.set_exception(std::current_exception());
+      return;
     }
-    p = make_cuda_producer(backend_.device, fmt, levels, band_rows, gpu_pool_);
-    // Pinned buffers for the bands coming back, which the pipeline's serial
-    // stage would otherwise wait to allocate (pinning costs ~0.5 ms per MB).
-    for (size_t k = 1; k < levels.size(); ++k)
-      for (int i = 0; i < warm_bands; ++i)
-        gpu_pool_.add_idle(fmt, Rect(levels[k].col0, 0, levels[k].col1 - levels[k].col0,
-                                     std::min(band_rows, levels[k].height)));
-    return p;
+    // The JPEG decoder comes second: the cascade need not wait for it. It is
+    // optional; without it the CPU decodes every band, as it would anyway.
+    if (raw && jpeg_tile > 0 && !closing_ && cuda_jpeg_bytes(fmt, levels[0], band_rows, jpeg_tile) <= room) {
+      try {
+        TraceSpan span("gpu-jpeg-start", 0);
+        raw->enable_jpeg(jpeg_tile);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "tilewave: warning: GPU JPEG decoding unavailable (%s); decoding on the CPU\n", e.what());
+      }
+    }
   });
 }
 
 HandoffProducer::~HandoffProducer() {
+  closing_ = true;
   if (starting_.valid()) starting_.wait();
 }
 
 void HandoffProducer::take_over(int64_t row) {
   std::unique_ptr<LevelProducer> g;
   try {
-    g = starting_.get();
+    g = ready_.get();
   } catch (const std::exception& e) {
     if (!backend_.optional) throw;
     std::fprintf(stderr, "tilewave: warning: the GPU could not start (%s); continuing on the CPU\n", e.what());
@@ -58,19 +84,22 @@ void HandoffProducer::take_over(int64_t row) {
     gave_up_ = true;
     return;
   }
+  // Tests join at a fixed row, with the JPEG decoder (if asked for) up.
+  if (join_row_ >= 0) starting_.wait();
   TraceSpan span("handoff", row);
   g->adopt(cpu_->snapshot());
   cpu_.reset();
   // The CPU's idle lower-level bands: the GPU's pinned ones replace them.
   cpu_pool_.clear();
   gpu_ = std::move(g);
+  gpu_live_.store(gpu_.get(), std::memory_order_release);
   gpu_from_row_ = row;
 }
 
 void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) {
   const int64_t y = band0->rect().y;
   if (!gpu_ && !gave_up_) {
-    if (join_row_ >= 0 ? y >= join_row_ : starting_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    if (join_row_ >= 0 ? y >= join_row_ : ready_.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
       take_over(y);
   }
   if (gpu_) {
@@ -78,6 +107,22 @@ void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vecto
   } else {
     cpu_->push(band0, out);
   }
+}
+
+std::shared_ptr<JpegTicket> HandoffProducer::submit_jpeg(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles) {
+  // Only bands the GPU will push: it has the cascade already, and keeps it.
+  LevelProducer* g = gpu_live_.load(std::memory_order_acquire);
+  return g ? g->submit_jpeg(y, rows, tiles) : nullptr;
+}
+
+void HandoffProducer::push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) {
+  TW_ASSERT(gpu_);
+  gpu_->push_submitted(ticket, out);
+}
+
+std::string HandoffProducer::jpeg_decoder() const {
+  LevelProducer* g = gpu_live_.load(std::memory_order_acquire);
+  return g ? g->jpeg_decoder() : "";
 }
 
 DeviceTimes HandoffProducer::device_times() const { return gpu_ ? gpu_->device_times() : DeviceTimes{}; }

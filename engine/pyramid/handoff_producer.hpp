@@ -6,6 +6,7 @@
 // after the device is ready the cascade's state moves to the GPU, which
 // carries on from there. Every pixel is the same either way (the two
 // cascades compute the same REDUCE, bit for bit).
+#include <atomic>
 #include <future>
 #include <memory>
 #include <string>
@@ -26,13 +27,19 @@ class HandoffProducer : public LevelProducer {
   // copies and stalled it for ~0.1 s, while the GPU uploads a plain band in
   // a few milliseconds, within a band's decoding time.
   // join_row >= 0 (tests): hand over exactly at the first band from that
-  // row, waiting for the GPU there if need be.
+  // row, waiting for the GPU (and its JPEG decoder) there if need be. jpeg_tile > 0: once the GPU
+  // has the cascade, its JPEG decoder (nvJPEG, started after the cascade's
+  // producer: it takes ~0.4 s more) may take level-0 bands too.
   HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt, std::vector<CascadeLevel> levels,
                   int64_t band_rows, ImagePool& cpu_pool, ImagePool& gpu_pool, int warm_bands,
-                  int64_t join_row = -1);
+                  int64_t join_row = -1, int64_t jpeg_tile = 0);
   ~HandoffProducer() override;
 
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override;
+  // Declined (null) until the GPU has the cascade and its decoder is up.
+  std::shared_ptr<JpegTicket> submit_jpeg(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles) override;
+  void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override;
+  std::string jpeg_decoder() const override;
   DeviceTimes device_times() const override;
 
   // The level-0 row from which the GPU made the pyramid; -1: it never did.
@@ -45,7 +52,10 @@ class HandoffProducer : public LevelProducer {
   ImagePool& cpu_pool_;
   ImagePool& gpu_pool_;
   std::unique_ptr<LevelProducer> cpu_, gpu_;
-  std::future<std::unique_ptr<LevelProducer>> starting_;
+  std::atomic<LevelProducer*> gpu_live_{nullptr};  // gpu_, for the pipeline's other threads
+  std::future<std::unique_ptr<LevelProducer>> ready_;  // the GPU's producer, once made
+  std::future<void> starting_;                          // the thread that starts CUDA (and nvJPEG)
+  std::atomic<bool> closing_{false};                    // the pass is over: no decoder wanted
   std::string why_not_;  // set by the starting thread when the GPU cannot take the cascade
   int64_t join_row_;
   bool gave_up_ = false;

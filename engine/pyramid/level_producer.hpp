@@ -52,6 +52,10 @@ class LevelProducer {
   virtual std::shared_ptr<JpegTicket> submit_jpeg(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles);
   virtual void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out);
   virtual std::string jpeg_decoder() const { return ""; }
+  // Starts GPU JPEG decoding (tiles of `tile` pixels) in a producer made
+  // without it; may run on another thread while the pipeline pushes bands:
+  // until it returns, submit_jpeg declines. Throws where it cannot.
+  virtual void enable_jpeg(int64_t tile);
   // Device time so far (zero for the CPU); call after every band was waited for.
   virtual DeviceTimes device_times() const { return {}; }
   // Moving a cascade from one producer to another between two pushes: the

@@ -253,14 +253,18 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
   const bool want_gpu_jpeg = a.gpu_jpeg == PyramidJobOptions::GpuJpeg::kOn ||
                              (a.gpu_jpeg == PyramidJobOptions::GpuJpeg::kAuto && threads <= kGpuJpegMaxThreads);
-  bool gpu_jpeg = a.backend.is_cuda() && !a.backend.pending && want_gpu_jpeg && raw0 && one_stripe && raw0->tile_w == T &&
-                  raw0->tile_h == T && cuda_can_decode(*raw0) && cuda_jpeg_bytes(fmt, c0, T, T) <= a.gpu_room;
+  const bool jpeg_fits = want_gpu_jpeg && raw0 && one_stripe && raw0->tile_w == T && raw0->tile_h == T &&
+                         cuda_can_decode(*raw0);
+  bool gpu_jpeg = a.backend.is_cuda() && !a.backend.pending && jpeg_fits && cuda_jpeg_bytes(fmt, c0, T, T) <= a.gpu_room;
+  // With a hand-over the decoder joins after the cascade (when it fits the
+  // device budget then).
+  const bool handoff_jpeg = a.backend.pending && jpeg_fits;
   {
     TraceSpan setup_span("producer-setup", 0);
     if (a.backend.pending) {
       gpu_pool = std::make_unique<ImagePool>(gpu_host_allocator());
       auto h = std::make_unique<HandoffProducer>(a.backend, a.gpu_memory, fmt, g.levels, T, *pool, *gpu_pool,
-                                                 a.tokens, a.gpu_join_row);
+                                                 a.tokens, a.gpu_join_row, handoff_jpeg ? T : 0);
       handoff = h.get();
       producer = std::move(h);
     } else if (a.backend.is_cuda()) {
@@ -309,7 +313,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       task.bytes = a.src->read_raw_tile(0, tx, ty);
       cnt.bytes_read += task.bytes.size();
     });
-    if (gpu_jpeg) {
+    if (gpu_jpeg || (handoff_jpeg && !handoff->jpeg_decoder().empty())) {
       t->jpeg.resize(t->tasks.size());
       std::vector<JpegTile> tiles(t->tasks.size());
       for (size_t i = 0; i < t->tasks.size(); ++i) {
@@ -432,6 +436,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   cnt.device.upload += d.upload, cnt.device.kernel += d.kernel, cnt.device.download += d.download;
   cnt.device.decode += d.decode;
   cnt.gpu_bands += gpu_decoded;
+  if (handoff && gpu_decoded > 0) cnt.jpeg_decoder = handoff->jpeg_decoder() + " + libjpeg-turbo";
   if (handoff && handoff->gpu_from_row() >= 0 && cnt.gpu_from_row < 0) cnt.gpu_from_row = handoff->gpu_from_row();
   cnt.device.bytes_up += d.bytes_up, cnt.device.bytes_down += d.bytes_down;
 }
@@ -514,9 +519,6 @@ bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJob
   if (cuda_devices_ready() && opt.gpu_join_row < 0) return false;
   const int threads = static_cast<int>(
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  if (opt.passthrough && (opt.gpu_jpeg == PyramidJobOptions::GpuJpeg::kOn ||
-                          (opt.gpu_jpeg == PyramidJobOptions::GpuJpeg::kAuto && threads <= kGpuJpegMaxThreads)))
-    return false;
   const PixelFormat fmt = src.info().fmt;
   Plan plan;
   try {

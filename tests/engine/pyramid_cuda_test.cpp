@@ -134,6 +134,35 @@ TEST(CpuVsCuda, GpuTakesOverMidPass) {
   }
 }
 
+// A pass begun on the CPU hands its cascade to the GPU and then its JPEG
+// decoder takes level-0 bands too (--gpu-jpeg on): nvJPEG decodes the same
+// tiles as libjpeg-turbo within rounding, level 0 is passed through as is.
+TEST(CpuVsCuda, GpuJpegAfterHandover) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  const std::string in = tmp.file("in.tif");
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:3000x2900", in, "--min-size", "100000", "--device", "cpu"}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"pyramid", in, tmp.file("cpu.tif"), "--device", "cpu"}).exit_code, 0);
+  test::RunOptions join;
+  join.env["TW_TEST_GPU_JOIN_ROW"] = "512";
+  const auto r = test::run_cli({"pyramid", in, tmp.file("gpu.tif"), "--device", "cuda", "--gpu-jpeg", "on", "--report",
+                                tmp.file("gpu.json")},
+                               join);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream rep(tmp.file("gpu.json"));
+  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"gpu_from_row\": 512"), std::string::npos) << json;
+  if (json.find("\"jpeg_decoder\": \"nvjpeg") == std::string::npos) GTEST_SKIP() << "no nvJPEG decoding: " << json;
+  EXPECT_EQ(json.find("\"gpu_decoded_bands\": 0,"), std::string::npos) << json;
+  for (int l = 1; l < test::count_tiff_directories(tmp.file("cpu.tif")) - 2; ++l) {
+    const Image a = test::read_tiff_libtiff(tmp.file("cpu.tif"), l), b = test::read_tiff_libtiff(tmp.file("gpu.tif"), l);
+    EXPECT_GT(test::psnr(a.view(), b.view()), 40.0) << "level " << l;
+  }
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("cpu.tif"), 0).view(),
+                              test::read_tiff_libtiff(tmp.file("gpu.tif"), 0).view()),
+            "");
+}
+
 // Whole files through the CLI, every compression: the GPU's pixels are the
 // CPU's, so the encoders produce identical tiles.
 TEST(CpuVsCuda, CliIdenticalFilesAllCompressions) {

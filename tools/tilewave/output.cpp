@@ -1,5 +1,7 @@
 #include "tools/tilewave/output.hpp"
 
+#include <cstdlib>
+
 #include <tbb/global_control.h>
 
 #include <algorithm>
@@ -109,6 +111,9 @@ OutputResult write_output(const OutputRequest& req, const Args& a, const CommonO
   else if (gpu_jpeg == "on") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOn;
   else if (gpu_jpeg == "off") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOff;
   else throw UsageError("--gpu-jpeg must be auto, on or off, not '" + gpu_jpeg + "'");
+  // Test hook (tests/engine/pyramid_cuda_test.cpp): the GPU joins the pass at
+  // this level-0 row, with its JPEG decoder, whatever the timing.
+  if (const char* row = std::getenv("TW_TEST_GPU_JOIN_ROW")) job.gpu_join_row = std::atoll(row);
 
   const auto sizes = plan_pyramid_levels(src, job.min_size);
   const RawTileFormat* raw = src.raw_format(0);

@@ -135,12 +135,12 @@ class CudaOpSource final : public TileSource {
     cuda::DeviceScope scope(pool_.device());
     auto lane = pool_.acquire();
     {
-      TraceSpan s("gpu-op-reserve", r.h);
+      TraceSpan phase("gpu-op-reserve", r.h);
       lane->reserve(in_bytes, out_bytes, mid_bytes);
     }
     const ImageView host_in{fi, sr, static_cast<size_t>(sr.w) * fi.bytes_per_pixel(), lane->host_in.get()};
     {
-      TraceSpan s("gpu-op-stage-in", r.h);
+      TraceSpan phase("gpu-op-stage-in", r.h);
       copy_overlap(input.view(), host_in);
     }
     const cudaStream_t s = lane->stream.get();
@@ -163,7 +163,7 @@ class CudaOpSource final : public TileSource {
     TW_CUDA_CHECK(cudaGetLastError());
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), dout, out_bytes, cudaMemcpyDeviceToHost, s));
     {
-      TraceSpan s("gpu-op-sync", r.h);
+      TraceSpan phase("gpu-op-sync", r.h);
       lane->stream.sync();
     }
     TraceSpan out_span("gpu-op-copy-out", r.h);

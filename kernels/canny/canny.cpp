@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/error.hpp"
+#include "engine/ops/clones.hpp"
 #include "engine/ops/run_op.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 
@@ -12,7 +13,7 @@ namespace tw::kernels {
 namespace {
 
 // One row of classes -> marker (strong pixels) and binary mask (candidates).
-void split_classes(uint8_t* __restrict m, uint8_t* __restrict k, int64_t n) {
+TW_CLONES void split_classes(uint8_t* __restrict m, uint8_t* __restrict k, int64_t n) {
   for (int64_t x = 0; x < n; ++x) {
     k[x] = m[x] == kCannyStrong ? 255 : 0;
     m[x] = m[x] ? 255 : 0;

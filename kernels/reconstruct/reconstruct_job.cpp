@@ -8,28 +8,36 @@
 #include <mutex>
 
 #include "engine/memory.hpp"
+#include "engine/ops/clones.hpp"
 #include "engine/trace.hpp"
 
 namespace tw {
 namespace {
 
 // Whether any marker sample is above its mask sample (dilation; below for
-// erosion).
+// erosion). Plain functions per type: templates get no clones.
+// (An OR of saturating differences: GCC leaves an OR of comparisons scalar.)
 template <class T>
-bool out_of_order(const T* __restrict a, const T* __restrict b, int64_t n, bool dilation) {
-  bool bad = false;
+bool out_of_order_loop(const T* __restrict a, const T* __restrict b, int64_t n, bool dilation) {
+  T acc = 0;
   if (dilation)
-    for (int64_t x = 0; x < n; ++x) bad |= a[x] > b[x];
+    for (int64_t x = 0; x < n; ++x) acc |= static_cast<T>(a[x] > b[x] ? a[x] - b[x] : 0);
   else
-    for (int64_t x = 0; x < n; ++x) bad |= a[x] < b[x];
-  return bad;
+    for (int64_t x = 0; x < n; ++x) acc |= static_cast<T>(b[x] > a[x] ? b[x] - a[x] : 0);
+  return acc != 0;
+}
+TW_CLONES bool out_of_order(const uint8_t* __restrict a, const uint8_t* __restrict b, int64_t n, bool dilation) {
+  return out_of_order_loop(a, b, n, dilation);
+}
+TW_CLONES bool out_of_order(const uint16_t* __restrict a, const uint16_t* __restrict b, int64_t n, bool dilation) {
+  return out_of_order_loop(a, b, n, dilation);
 }
 
 // Whether any sample is neither 0 nor 255.
-bool not_binary(const uint8_t* __restrict a, int64_t n) {
-  bool bad = false;
-  for (int64_t x = 0; x < n; ++x) bad |= static_cast<uint8_t>(a[x] + 1) > 1;
-  return bad;
+TW_CLONES bool not_binary(const uint8_t* __restrict a, int64_t n) {
+  uint8_t acc = 0;  // 0 and 255 plus one are 1 and 0; anything else has a bit above bit 0
+  for (int64_t x = 0; x < n; ++x) acc |= static_cast<uint8_t>((a[x] + 1) & 0xFE);
+  return acc != 0;
 }
 
 // Copies marker/mask tile (tx, ty) into the stores, enforcing marker <= mask

@@ -517,6 +517,9 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
 // unknown until CUDA is up), and the GPU is not wanted for JPEG decoding.
 bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt, const Sizes& sizes) {
   if (cuda_devices_ready() && opt.gpu_join_row < 0) return false;
+  // --gpu-jpeg on: the decoder from the first band, as asked (a decoder that
+  // joins later may find the pass over); auto lets it join when it can.
+  if (opt.passthrough && opt.gpu_jpeg == PyramidJobOptions::GpuJpeg::kOn && opt.gpu_join_row < 0) return false;
   const int threads = static_cast<int>(
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
   const PixelFormat fmt = src.info().fmt;

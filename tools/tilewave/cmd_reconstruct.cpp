@@ -64,6 +64,7 @@ std::vector<std::pair<std::string, std::string>> wavefront_report(const Reconstr
           {"tile_visits", std::to_string(r.wavefront.tile_visits)},
           {"wavefront_seconds", std::to_string(r.wavefront.seconds)},
           {"megapixel_visits", std::to_string(r.gpu.megapixel_visits)},
+          {"gpu_binary_kernel", r.gpu_binary ? "true" : "false"},  // binary input took the bit-plane kernel
           {"gpu_kernel_seconds", std::to_string(r.gpu.kernel_seconds)},
           {"gpu_transfer_seconds", std::to_string(r.gpu.transfer_seconds)},
           {"tiles_spilled", std::to_string(r.store.spills)},

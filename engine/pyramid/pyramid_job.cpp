@@ -514,7 +514,8 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
 // Whether a pass with a pending CUDA backend can start on the CPU and let the
 // GPU join (HandoffProducer): CUDA is still starting, the pass is a single
 // one (no stripes), the cascade fits a modest device budget (the real one is
-// unknown until CUDA is up), and the GPU is not wanted for JPEG decoding.
+// unknown until CUDA is up), and the GPU's JPEG decoder is not required from
+// the first band (--gpu-jpeg on).
 bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt, const Sizes& sizes) {
   if (cuda_devices_ready() && opt.gpu_join_row < 0) return false;
   // --gpu-jpeg on: the decoder from the first band, as asked (a decoder that

@@ -134,9 +134,28 @@ TEST(CpuVsCuda, GpuTakesOverMidPass) {
   }
 }
 
+// A report file's text.
+std::string read_report(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// A pyramid whose level-0 tiles nvJPEG decoded (some of them), against the
+// same input's CPU-decoded pyramid: level 0 is the input's bytes either way,
+// the levels below match closely (the decoders' IDCT and chroma upsampling
+// differ slightly, so not exactly).
+void expect_gpu_decoded(const std::string& cpu, const std::string& gpu, const std::string& json) {
+  ASSERT_NE(json.find("\"jpeg_decoder\": \"nvjpeg"), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"gpu_decoded_bands\": 0,"), std::string::npos) << json;
+  for (int l = 1; l < test::count_tiff_directories(cpu) - 2; ++l) {
+    const Image a = test::read_tiff_libtiff(cpu, l), b = test::read_tiff_libtiff(gpu, l);
+    EXPECT_GT(test::psnr(a.view(), b.view()), 40.0) << "level " << l;
+  }
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(cpu, 0).view(), test::read_tiff_libtiff(gpu, 0).view()), "");
+}
+
 // A pass begun on the CPU hands its cascade to the GPU and then its JPEG
-// decoder takes level-0 bands too (--gpu-jpeg on): nvJPEG decodes the same
-// tiles as libjpeg-turbo within rounding, level 0 is passed through as is.
+// decoder takes level-0 bands too.
 TEST(CpuVsCuda, GpuJpegAfterHandover) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
@@ -149,21 +168,12 @@ TEST(CpuVsCuda, GpuJpegAfterHandover) {
                                 tmp.file("gpu.json")},
                                join);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream rep(tmp.file("gpu.json"));
-  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
+  const std::string json = read_report(tmp.file("gpu.json"));
   EXPECT_NE(json.find("\"gpu_from_row\": 512"), std::string::npos) << json;
 #ifndef TW_HAVE_NVJPEG
   GTEST_SKIP() << "this build has no nvJPEG";
 #endif
-  ASSERT_NE(json.find("\"jpeg_decoder\": \"nvjpeg"), std::string::npos) << json;
-  EXPECT_EQ(json.find("\"gpu_decoded_bands\": 0,"), std::string::npos) << json;
-  for (int l = 1; l < test::count_tiff_directories(tmp.file("cpu.tif")) - 2; ++l) {
-    const Image a = test::read_tiff_libtiff(tmp.file("cpu.tif"), l), b = test::read_tiff_libtiff(tmp.file("gpu.tif"), l);
-    EXPECT_GT(test::psnr(a.view(), b.view()), 40.0) << "level " << l;
-  }
-  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("cpu.tif"), 0).view(),
-                              test::read_tiff_libtiff(tmp.file("gpu.tif"), 0).view()),
-            "");
+  expect_gpu_decoded(tmp.file("cpu.tif"), tmp.file("gpu.tif"), json);
 }
 
 // Whole files through the CLI, every compression: the GPU's pixels are the
@@ -197,8 +207,7 @@ TEST(CpuVsCuda, CliIdenticalFilesAllCompressions) {
       TIFFClose(ta);
       TIFFClose(tb);
     }
-    std::ifstream rep(b + ".json");
-    const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
+    const std::string json = read_report(b + ".json");
     // The pass starts on the CPU while CUDA starts; on an image this small the
     // CPU may well finish first, and the report says who made the levels.
     const bool joined = json.find("\"gpu_from_row\": -1") == std::string::npos;
@@ -206,9 +215,8 @@ TEST(CpuVsCuda, CliIdenticalFilesAllCompressions) {
   }
 }
 
-// JPEG tiles passed through and decoded by nvJPEG on the GPU: level 0 is the
-// input's bytes, the levels below match the CPU-decoded pyramid closely (the
-// decoders' IDCT and chroma upsampling differ slightly, so not exactly).
+// JPEG tiles passed through and decoded by nvJPEG on the GPU from the first
+// band (--gpu-jpeg on).
 TEST(CpuVsCuda, GpuJpegDecode) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
@@ -219,21 +227,10 @@ TEST(CpuVsCuda, GpuJpegDecode) {
     const auto r = test::run_cli({"pyramid", in, out, "--device", dev, "--gpu-jpeg", "on", "--report", out + ".json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  std::ifstream rep(tmp.file("cuda.tif.json"));
-  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
 #ifndef TW_HAVE_NVJPEG
   GTEST_SKIP() << "this build has no nvJPEG";
 #endif
-  ASSERT_NE(json.find("\"jpeg_decoder\": \"nvjpeg"), std::string::npos) << json;
-  EXPECT_EQ(json.find("\"gpu_decoded_bands\": 0,"), std::string::npos) << json;
-  for (int l = 1; l < test::count_tiff_directories(tmp.file("cpu.tif")) - 2; ++l) {
-    const Image a = test::read_tiff_libtiff(tmp.file("cpu.tif"), l), b = test::read_tiff_libtiff(tmp.file("cuda.tif"), l);
-    EXPECT_GT(test::psnr(a.view(), b.view()), 40.0) << "level " << l;
-  }
-  // Level 0 is the input's tiles either way.
-  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("cpu.tif"), 0).view(),
-                              test::read_tiff_libtiff(tmp.file("cuda.tif"), 0).view()),
-            "");
+  expect_gpu_decoded(tmp.file("cpu.tif"), tmp.file("cuda.tif"), read_report(tmp.file("cuda.tif.json")));
 }
 
 }  // namespace

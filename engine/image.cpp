@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "engine/memory.hpp"
+
 namespace tw {
 namespace {
 
@@ -25,6 +27,7 @@ size_t aligned_stride(PixelFormat fmt, int64_t w) {
 class MallocAllocator : public HostAllocator {
  public:
   void* allocate(size_t bytes) const override {
+    if (wants_huge_pages(bytes)) return allocate_huge(bytes);
     void* p = std::aligned_alloc(64, (bytes + 63) & ~size_t{63});
     if (!p) throw std::bad_alloc();
     return p;

@@ -1,5 +1,6 @@
 #include "engine/memory.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #if __has_include(<malloc.h>)
 #include <malloc.h>
@@ -8,6 +9,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 
 #include "engine/error.hpp"
 
@@ -60,6 +63,16 @@ void release_free_heap() {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
+}
+
+void* allocate_huge(size_t bytes) {
+  const size_t n = huge_rounded(bytes);
+  void* p = std::aligned_alloc(kHugePageBytes, n);
+  if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, n, MADV_HUGEPAGE);  // advice only: 4 KB pages if refused
+#endif
+  return p;
 }
 
 }  // namespace tw

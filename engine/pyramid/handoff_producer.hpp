@@ -20,12 +20,12 @@ namespace tw {
 class HandoffProducer : public LevelProducer {
  public:
   // backend: pending (parse_backend_deferred). cpu_pool: plain memory, for
-  // level-0 bands throughout and the CPU's lower bands; gpu_pool: pinned,
-  // for the bands the GPU sends back, warm_bands of each level allocated in
-  // advance. Level-0 bands stay in plain memory after the hand-over: pinning
-  // them then (~0.5 ms per MB) held the driver's lock against the pass's
-  // copies and stalled it for ~0.1 s, while the GPU uploads a plain band in
-  // a few milliseconds, within a band's decoding time.
+  // level-0 bands until the hand-over and the CPU's lower bands; gpu_pool:
+  // pinned, for level-0 bands once the GPU has the cascade (gpu_live()) and
+  // the bands it sends back, warm_bands of each level (and one more of level
+  // 0) allocated in advance by the thread that starts CUDA: pinning them
+  // during the pass (~0.5 ms per MB) held the driver's lock against the
+  // pass's copies and stalled it for ~0.1 s.
   // join_row >= 0 (tests): hand over exactly at the first band from that
   // row, waiting for the GPU (and its JPEG decoder) there if need be. jpeg_tile > 0: once the GPU
   // has the cascade, its JPEG decoder (nvJPEG, started after the cascade's
@@ -42,6 +42,9 @@ class HandoffProducer : public LevelProducer {
   std::string jpeg_decoder() const override;
   DeviceTimes device_times() const override;
 
+  // Whether the GPU has the cascade: level-0 bands read from now on are
+  // pushed to it (any thread may ask).
+  bool gpu_live() const { return gpu_live_.load(std::memory_order_acquire) != nullptr; }
   // The level-0 row from which the GPU made the pyramid; -1: it never did.
   int64_t gpu_from_row() const { return gpu_from_row_; }
 

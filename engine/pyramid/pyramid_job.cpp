@@ -294,11 +294,19 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     return std::make_pair(g.emit[k].x0 / T, ceil_div(g.emit[k].x1, T));
   };
 
+  // Level-0 bands: pinned once a GPU that joined the pass has the cascade
+  // (the plain ones, idle from then on, are freed as they come back).
+  auto band_pool = [&]() -> ImagePool& {
+    if (!handoff || !handoff->gpu_live()) return *pool;
+    pool->clear();
+    return *gpu_pool;
+  };
+
   auto read_band = [&](Token* t) {
     TraceSpan span("read", t->y / T);
     cnt.pixels += static_cast<uint64_t>((c0.col1 - c0.col0) * t->h);
     if (!a.passthrough) {
-      t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+      t->pixels = band_pool().acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
       BusyTimer timer(cnt.decode);
       a.src->read(0, t->pixels->view());
       return;
@@ -327,7 +335,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       }
       t->jpeg.clear();
     }
-    t->pixels = pool->acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
+    t->pixels = band_pool().acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
     const ImageView px = t->pixels->view();
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       BusyTimer timer(cnt.decode);
@@ -439,6 +447,10 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   if (handoff && gpu_decoded > 0) cnt.jpeg_decoder = handoff->jpeg_decoder() + " + libjpeg-turbo";
   if (handoff && handoff->gpu_from_row() >= 0 && cnt.gpu_from_row < 0) cnt.gpu_from_row = handoff->gpu_from_row();
   cnt.device.bytes_up += d.bytes_up, cnt.device.bytes_down += d.bytes_down;
+  TraceSpan teardown("pass-teardown", 0);
+  producer.reset();
+  pool.reset();
+  gpu_pool.reset();
 }
 
 size_t gpu_budget(const PyramidJobOptions& opt) {

@@ -136,6 +136,7 @@ OutputResult write_output(const OutputRequest& req, const Args& a, const CommonO
     // after it: LZW runs on one thread (~0.1 s for a scanner's macro).
     AssociatedCopier assoc(src, sink, req.copy_associated);
     r.stats = run_pyramid(src, sink, job);
+    TraceSpan span("associated-join", 0);
     assoc.join();
   }
   TraceSpan span("finish", 0);

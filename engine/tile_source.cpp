@@ -158,4 +158,9 @@ void TileSource::decode_raw_tile(int, int64_t, int64_t, const std::vector<uint8_
   throw InternalError("decode_raw_tile on a source without raw tiles");
 }
 
+bool TileSource::decode_raw_tile_coefficients(int, int64_t, int64_t, const std::vector<uint8_t>&,
+                                              const JpegCoefLayout&, int16_t*, uint16_t*) const {
+  return false;
+}
+
 }  // namespace tw

@@ -9,6 +9,7 @@
 #include "engine/border.hpp"
 #include "engine/codec_kind.hpp"
 #include "engine/image.hpp"
+#include "engine/jpeg_coefs.hpp"
 
 namespace tw {
 
@@ -68,6 +69,12 @@ class TileSource {
   // rect), so a passed-through tile is decoded once and read once.
   virtual void decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
                                const ImageView& dst) const;
+  // Entropy-decodes bytes from read_raw_tile of a JPEG level into their DCT
+  // coefficients and quantisation tables (engine/jpeg_coefs.hpp), for the
+  // GPU to finish. False where the tile is not JPEG laid out as `layout`
+  // says (decode it with decode_raw_tile instead); throws on corrupt data.
+  virtual bool decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                                            const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const;
 
  protected:
   // dst.rect lies inside the level's bounds and is non-empty.

@@ -24,6 +24,16 @@ std::shared_ptr<JpegTicket> LevelProducer::submit_jpeg(int64_t, int64_t, const s
 
 void LevelProducer::enable_jpeg(int64_t) { throw InternalError("this producer cannot decode JPEG"); }
 
+void LevelProducer::enable_coefs(const JpegCoefLayout&, int) {
+  throw InternalError("this producer cannot decode JPEG coefficients");
+}
+
+std::shared_ptr<CoefBand> LevelProducer::acquire_coefs(int64_t, int64_t) { return nullptr; }
+
+std::shared_ptr<JpegTicket> LevelProducer::submit_coefs(const std::shared_ptr<CoefBand>&) {
+  throw InternalError("submit_coefs on a producer that lent no coefficient band");
+}
+
 void LevelProducer::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<FinishedBand>&) {
   throw InternalError("push_submitted on a producer that does not decode JPEG");
 }

@@ -18,6 +18,8 @@
 
 #include "engine/cuda/resources.hpp"
 #include "engine/pyramid/level_producer.hpp"
+#include "engine/memory.hpp"
+#include "kernels/jpeg_idct/jpeg_idct_cuda.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
 #ifdef TW_HAVE_NVJPEG
 #include "engine/cuda/nvjpeg_decoder.hpp"
@@ -70,6 +72,82 @@ class SpanLog {
   std::vector<TimedSpan> spans_;
 };
 
+// Buffers for bands decoded the split way (engine/jpeg_coefs.hpp): per
+// slot, the pinned coefficients the CPU fills, their device copy, the
+// component planes, and the decoded band the cascade reads. A slot is busy
+// from acquire until the cascade has read its band (free_after).
+class CoefSlots {
+ public:
+  struct Slot {
+    std::unique_ptr<Image> host;  // pinned bytes: coefficients, then quantisation tables
+    cuda::DeviceBuffer<uint8_t> coefs, planes, pixels;
+    cuda::Stream stream;
+    std::shared_ptr<cuda::Event> free_after;
+    bool busy = false;
+  };
+
+  CoefSlots(const JpegCoefLayout& layout, int tiles, size_t pixels_bytes, int n) : layout_(layout), tiles_(tiles) {
+    coef_bytes_ = static_cast<size_t>(tiles) * layout.coefs_per_tile() * sizeof(int16_t);
+    const size_t quant_bytes = static_cast<size_t>(tiles) * layout.quant_per_tile() * sizeof(uint16_t);
+    slots_.resize(static_cast<size_t>(n));
+    for (Slot& s : slots_) {
+      // One row of bytes: Image only for its allocator (pinned, 2 MB pages).
+      s.host = std::make_unique<Image>(PixelFormat{SampleType::kU8, 1},
+                                       Rect(0, 0, static_cast<int64_t>(coef_bytes_ + quant_bytes), 1),
+                                       &cuda::pinned_allocator());
+      s.coefs = cuda::DeviceBuffer<uint8_t>(coef_bytes_ + quant_bytes);
+      s.planes = cuda::DeviceBuffer<uint8_t>(static_cast<size_t>(tiles) * jpeg_idct_plane_bytes(layout));
+      s.pixels = cuda::DeviceBuffer<uint8_t>(pixels_bytes);
+    }
+  }
+
+  static size_t device_bytes(const JpegCoefLayout& layout, int tiles, size_t pixels_bytes, int n) {
+    const size_t per = static_cast<size_t>(tiles) * (layout.coefs_per_tile() * sizeof(int16_t) +
+                                                     layout.quant_per_tile() * sizeof(uint16_t) +
+                                                     jpeg_idct_plane_bytes(layout)) +
+                       pixels_bytes;
+    return per * static_cast<size_t>(n);
+  }
+
+  const JpegCoefLayout& layout() const { return layout_; }
+  int tiles() const { return tiles_; }
+  size_t coef_bytes() const { return coef_bytes_; }
+  Slot& slot(int i) { return slots_[static_cast<size_t>(i)]; }
+
+  // A free slot whose host buffer the GPU no longer reads; -1 if none.
+  int acquire() {
+    std::shared_ptr<cuda::Event> wait;
+    int got = -1;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (size_t i = 0; i < slots_.size() && got < 0; ++i)
+        if (!slots_[i].busy) {
+          slots_[i].busy = true;
+          got = static_cast<int>(i);
+          wait = slots_[i].free_after;
+        }
+    }
+    if (wait) wait->sync();
+    return got;
+  }
+  // Waits for every slot's copies and kernels (before freeing anything).
+  void sync() {
+    for (Slot& s : slots_) cudaStreamSynchronize(s.stream.get());
+  }
+  void release(int i, std::shared_ptr<cuda::Event> free_after) {
+    std::lock_guard<std::mutex> l(mu_);
+    slots_[static_cast<size_t>(i)].free_after = std::move(free_after);
+    slots_[static_cast<size_t>(i)].busy = false;
+  }
+
+ private:
+  JpegCoefLayout layout_;
+  int tiles_;
+  size_t coef_bytes_ = 0;
+  std::vector<Slot> slots_;
+  std::mutex mu_;
+};
+
 #ifdef TW_HAVE_NVJPEG
 // Bands waiting for (or in) the GPU decoder: one. The band a free decoder
 // takes is still ahead of the cascade; a longer queue made bands wait for
@@ -81,7 +159,7 @@ constexpr int kJpegBuffers = kJpegQueue + 2;
 class CudaTicket : public JpegTicket {
  public:
   int buffer = -1;
-  int64_t y = 0, rows = 0;
+  int64_t rows = 0;
   std::vector<cuda::JpegStream> streams;
   std::vector<size_t> offsets;
   std::shared_ptr<cuda::Event> ready;
@@ -211,6 +289,29 @@ class JpegWorker {
 };
 #endif
 
+// A band being decoded the split way.
+class CoefTicket : public JpegTicket {
+ public:
+  int slot = -1;
+  int64_t rows = 0;
+  std::shared_ptr<cuda::Event> ready;
+};
+
+class CudaProducer;
+
+class CudaCoefBand : public CoefBand {
+ public:
+  CudaCoefBand(CoefSlots& slots, int slot) : slots_(slots), slot_(slot) {}
+  ~CudaCoefBand() override {
+    if (slot_ >= 0) slots_.release(slot_, nullptr);
+  }
+  int take() { return std::exchange(slot_, -1); }
+
+ private:
+  CoefSlots& slots_;
+  int slot_;
+};
+
 class CudaProducer : public LevelProducer {
  public:
   CudaProducer(int device, PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool,
@@ -249,6 +350,64 @@ class CudaProducer : public LevelProducer {
     // Nothing may still write into buffers we free (or into pinned host bands).
     cuda::DeviceScope scope(device_);
     for (auto& s : streams_) cudaStreamSynchronize(s.get());
+    if (coef_slots_) coef_slots_->sync();
+  }
+
+  void enable_coefs(const JpegCoefLayout& layout, int slots) override {
+    cuda::DeviceScope scope(device_);
+    const CascadeLevel& l0 = levels_[0];
+    const int tiles = static_cast<int>(ceil_div(l0.col1 - l0.col0, layout.tile));
+    auto c = std::make_unique<CoefSlots>(layout, tiles, pitch0_ * static_cast<size_t>(T_), slots);
+    coef_slots_ = std::move(c);
+    live_coefs_.store(coef_slots_.get(), std::memory_order_release);
+  }
+
+  std::shared_ptr<CoefBand> acquire_coefs(int64_t y, int64_t rows) override {
+    CoefSlots* cs = live_coefs_.load(std::memory_order_acquire);
+    if (!cs) return nullptr;
+    const int i = cs->acquire();
+    if (i < 0) return nullptr;
+    auto b = std::make_shared<CudaCoefBand>(*cs, i);
+    b->y = y, b->rows = rows;
+    uint8_t* host = cs->slot(i).host->data();
+    b->coefs = reinterpret_cast<int16_t*>(host);
+    b->quant = reinterpret_cast<uint16_t*>(host + cs->coef_bytes());
+    return b;
+  }
+
+  std::shared_ptr<JpegTicket> submit_coefs(const std::shared_ptr<CoefBand>& band) override {
+    CoefSlots& cs = *live_coefs_.load(std::memory_order_acquire);
+    auto& b = static_cast<CudaCoefBand&>(*band);
+    auto t = std::make_shared<CoefTicket>();
+    t->y = b.y, t->rows = b.rows;
+    t->slot = b.take();
+    try {
+      cuda::DeviceScope scope(device_);
+      CoefSlots::Slot& sl = cs.slot(t->slot);
+      cudaStream_t s = sl.stream.get();
+      if (sl.free_after) TW_CUDA_CHECK(cudaStreamWaitEvent(s, sl.free_after->get(), 0));
+      const size_t bytes = sl.host->view().row_length_bytes();
+      auto d0 = log_.record(s);
+      TW_CUDA_CHECK(cudaMemcpyAsync(sl.coefs.get(), sl.host->data(), bytes, cudaMemcpyHostToDevice, s));
+      bytes_up_ += bytes;
+      JpegIdctLaunch k;
+      k.layout = cs.layout();
+      k.tiles = cs.tiles();
+      k.coefs = reinterpret_cast<const int16_t*>(sl.coefs.get());
+      k.quant = reinterpret_cast<const uint16_t*>(sl.coefs.get() + cs.coef_bytes());
+      k.planes = sl.planes.get();
+      k.out = sl.pixels.get();
+      k.out_pitch = pitch0_;
+      k.out_w = levels_[0].col1 - levels_[0].col0;
+      k.rows = b.rows;
+      jpeg_idct_cuda(k, s);
+      t->ready = log_.record(s);
+      log_.add(d0, t->ready, Stage::kDecode);
+    } catch (...) {
+      cs.release(t->slot, nullptr);
+      throw;
+    }
+    return t;
   }
 
   std::string jpeg_decoder() const override {
@@ -281,6 +440,15 @@ class CudaProducer : public LevelProducer {
   }
 
   void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override {
+    if (auto* ct = dynamic_cast<CoefTicket*>(ticket.get())) {
+      CoefSlots& cs = *live_coefs_.load(std::memory_order_acquire);
+      cuda::DeviceScope scope(device_);
+      cudaStream_t s = streams_[next_slot()].get();
+      TW_CUDA_CHECK(cudaStreamWaitEvent(s, ct->ready->get(), 0));
+      cascade(s, DeviceRows{cs.slot(ct->slot).pixels.get(), pitch0_, ct->y, ct->rows}, out);
+      cs.release(ct->slot, prev_done_);
+      return;
+    }
 #ifdef TW_HAVE_NVJPEG
     JpegWorker* worker = live_worker_.load(std::memory_order_acquire);
     TW_ASSERT(worker);
@@ -449,7 +617,11 @@ class CudaProducer : public LevelProducer {
   std::shared_ptr<cuda::Event> prev_done_;
   uint64_t token_ = 0;
   SpanLog log_;
-  uint64_t bytes_up_ = 0, bytes_down_ = 0;
+  std::atomic<uint64_t> bytes_up_{0};  // submit_coefs adds from pipeline threads
+  uint64_t bytes_down_ = 0;
+  // Set once, possibly while the pipeline runs (like the JPEG worker).
+  std::unique_ptr<CoefSlots> coef_slots_;
+  std::atomic<CoefSlots*> live_coefs_{nullptr};
 #ifdef TW_HAVE_NVJPEG
   // Set once, possibly while the pipeline runs (enable_jpeg from the thread
   // that started CUDA); the pipeline reads live_worker_.
@@ -469,6 +641,13 @@ size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& lev
     n += 2 * pitch_of(fmt, levels[k].col1 - levels[k].col0) * static_cast<size_t>(std::min(band_rows, levels[k].height));
   }
   return n;
+}
+
+size_t cuda_coef_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, const JpegCoefLayout& layout,
+                       int slots) {
+  const int tiles = static_cast<int>(ceil_div(level0.col1 - level0.col0, layout.tile));
+  return CoefSlots::device_bytes(layout, tiles, pitch_of(fmt, level0.col1 - level0.col0) * static_cast<size_t>(band_rows),
+                                 slots);
 }
 
 size_t cuda_jpeg_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, int64_t tile) {

@@ -11,13 +11,15 @@ namespace tw {
 
 HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt,
                                  std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& cpu_pool,
-                                 ImagePool& gpu_pool, int warm_bands, int64_t join_row, int64_t jpeg_tile)
+                                 ImagePool& gpu_pool, int warm_bands, int64_t join_row, int64_t jpeg_tile,
+                                 std::optional<JpegCoefLayout> coefs)
     : backend_(backend), cpu_pool_(cpu_pool), gpu_pool_(gpu_pool), join_row_(join_row) {
   TW_ASSERT(backend.pending);
   cpu_ = make_cpu_producer(fmt, levels, band_rows, cpu_pool);
   std::promise<std::unique_ptr<LevelProducer>> made;
   ready_ = made.get_future();
-  starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands, jpeg_tile,
+  made_ = made_flag_.get_future().share();
+  starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands, jpeg_tile, coefs,
                                               made = std::move(made)]() mutable {
     LevelProducer* raw = nullptr;
     size_t room = 0;
@@ -41,20 +43,38 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
             for (int i = 0; i < warm_bands; ++i)
               gpu_pool_.add_idle(fmt, Rect(levels[k].col0, 0, levels[k].col1 - levels[k].col0,
                                            std::min(band_rows, levels[k].height)));
-          // And for level-0 bands decoded after the hand-over (one per token
-          // and a spare): the GPU reads them by DMA, asynchronously. From
+          // Level-0 bands after the hand-over (one per token and a spare):
+          // JPEG tiles the GPU finishes decoding (their coefficients, pinned),
+          // else pinned pixels. Either way the GPU reads them by DMA; from
           // plain memory the driver copies through its own staging buffer,
           // ~7 GB/s on the caller's thread: 4.5 ms per 45056-pixel RGB band,
           // a thread's worth of the pass.
-          for (int i = 0; i <= warm_bands; ++i)
-            gpu_pool_.add_idle(fmt, Rect(levels[0].col0, 0, levels[0].col1 - levels[0].col0,
-                                         std::min(band_rows, levels[0].height)));
+          const size_t coef_need =
+              coefs ? cuda_coef_bytes(fmt, levels[0], band_rows, *coefs, warm_bands + 1) : 0;
+          bool split = false;
+          if (coefs && coef_need <= room) {
+            try {
+              p->enable_coefs(*coefs, warm_bands + 1);
+              room -= coef_need;
+              split = true;
+            } catch (const CudaError& e) {
+              std::fprintf(stderr, "tilewave: warning: GPU IDCT unavailable (%s); decoding on the CPU\n", e.what());
+            }
+          }
+          if (!split) {
+            for (int i = 0; i <= warm_bands; ++i)
+              gpu_pool_.add_idle(fmt, Rect(levels[0].col0, 0, levels[0].col1 - levels[0].col0,
+                                           std::min(band_rows, levels[0].height)));
+          }
         }
       }
       raw = p.get();
+      gpu_made_.store(raw, std::memory_order_release);
       made.set_value(std::move(p));
+      made_flag_.set_value();
     } catch (...) {
       made.set_exception(std::current_exception());
+      made_flag_.set_value();
       return;
     }
     // The JPEG decoder comes second: the cascade need not wait for it. It is
@@ -124,9 +144,26 @@ std::shared_ptr<JpegTicket> HandoffProducer::submit_jpeg(int64_t y, int64_t rows
 }
 
 void HandoffProducer::push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) {
+  if (!gpu_) take_over(ticket->y);
   TW_ASSERT(gpu_);
   gpu_->push_submitted(ticket, out);
 }
+
+std::shared_ptr<CoefBand> HandoffProducer::acquire_coefs(int64_t y, int64_t rows) {
+  // Before the hand-over too: a band decoded this way is pushed to the GPU,
+  // which then takes the cascade there (push_submitted).
+  if (join_row_ >= 0 && y < join_row_) return nullptr;
+  LevelProducer* g = gpu_made_.load(std::memory_order_acquire);
+  return g ? g->acquire_coefs(y, rows) : nullptr;
+}
+
+std::shared_ptr<JpegTicket> HandoffProducer::submit_coefs(const std::shared_ptr<CoefBand>& band) {
+  LevelProducer* g = gpu_made_.load(std::memory_order_acquire);
+  TW_ASSERT(g);
+  return g->submit_coefs(band);
+}
+
+void HandoffProducer::wait_made() const { made_.wait(); }
 
 std::string HandoffProducer::jpeg_decoder() const {
   LevelProducer* g = gpu_live_.load(std::memory_order_acquire);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,17 @@ class HandoffProducer : public LevelProducer {
   // producer: it takes ~0.4 s more) may take level-0 bands too.
   HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt, std::vector<CascadeLevel> levels,
                   int64_t band_rows, ImagePool& cpu_pool, ImagePool& gpu_pool, int warm_bands,
-                  int64_t join_row = -1, int64_t jpeg_tile = 0);
+                  int64_t join_row = -1, int64_t jpeg_tile = 0, std::optional<JpegCoefLayout> coefs = {});
   ~HandoffProducer() override;
 
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override;
+  // Null until the GPU has the cascade and its coefficient slots (made
+  // with `coefs`, in place of pinned level-0 bands).
+  std::shared_ptr<CoefBand> acquire_coefs(int64_t y, int64_t rows) override;
+  std::shared_ptr<JpegTicket> submit_coefs(const std::shared_ptr<CoefBand>& band) override;
+  // Blocks until the thread starting CUDA has made the GPU's producer or
+  // failed to (tests: a pass that must use the GPU from a given row).
+  void wait_made() const;
   // Declined (null) until the GPU has the cascade and its decoder is up.
   std::shared_ptr<JpegTicket> submit_jpeg(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles) override;
   void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override;
@@ -56,6 +64,9 @@ class HandoffProducer : public LevelProducer {
   ImagePool& gpu_pool_;
   std::unique_ptr<LevelProducer> cpu_, gpu_;
   std::atomic<LevelProducer*> gpu_live_{nullptr};  // gpu_, for the pipeline's other threads
+  std::atomic<LevelProducer*> gpu_made_{nullptr};  // the GPU's producer as soon as it exists
+  std::promise<void> made_flag_;                   // set when the starting thread has made it (or failed)
+  std::shared_future<void> made_;
   std::future<std::unique_ptr<LevelProducer>> ready_;  // the GPU's producer, once made
   std::future<void> starting_;                          // the thread that starts CUDA (and nvJPEG)
   std::atomic<bool> closing_{false};                    // the pass is over: no decoder wanted

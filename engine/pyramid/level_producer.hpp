@@ -11,6 +11,7 @@
 #include "engine/backend.hpp"
 #include "engine/codec_kind.hpp"
 #include "engine/image_pool.hpp"
+#include "engine/jpeg_coefs.hpp"
 #include "engine/pyramid/cascade.hpp"
 
 namespace tw {
@@ -38,6 +39,19 @@ struct JpegTile {
 class JpegTicket {
  public:
   virtual ~JpegTicket() = default;
+  int64_t y = 0;  // the band's first row
+};
+
+// Pinned host memory a producer lends for one band's JPEG coefficients
+// (engine/jpeg_coefs.hpp): the CPU entropy-decodes the band's tiles into
+// it, then hands it back with submit_coefs. Dropped unsubmitted, it is
+// simply returned.
+class CoefBand {
+ public:
+  virtual ~CoefBand() = default;
+  int64_t y = 0, rows = 0;
+  int16_t* coefs = nullptr;   // tile i's at coefs + i * layout.coefs_per_tile()
+  uint16_t* quant = nullptr;  // tile i's at quant + i * layout.quant_per_tile()
 };
 
 class LevelProducer {
@@ -56,6 +70,16 @@ class LevelProducer {
   // without it; may run on another thread while the pipeline pushes bands:
   // until it returns, submit_jpeg declines. Throws where it cannot.
   virtual void enable_jpeg(int64_t tile);
+  // The split JPEG decode: the CPU entropy-decodes level-0 tiles (laid out
+  // as `layout`, a band's tiles side by side from its first column), the GPU
+  // does the rest. enable_coefs sets up `slots` bands' buffers (it may run
+  // on another thread while the pipeline pushes bands; throws where it
+  // cannot); acquire_coefs lends one (null: not enabled, or none free);
+  // submit_coefs starts the GPU's part without waiting; push_submitted, in
+  // band order, feeds the band on.
+  virtual void enable_coefs(const JpegCoefLayout& layout, int slots);
+  virtual std::shared_ptr<CoefBand> acquire_coefs(int64_t y, int64_t rows);
+  virtual std::shared_ptr<JpegTicket> submit_coefs(const std::shared_ptr<CoefBand>& band);
   // Device time so far (zero for the CPU); call after every band was waited for.
   virtual DeviceTimes device_times() const { return {}; }
   // Moving a cascade from one producer to another between two pushes: the
@@ -77,6 +101,10 @@ size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& lev
 // Whether the CUDA producer can decode level-0 tiles of this format itself
 // (a build with nvJPEG; baseline YCbCr or gray JPEG).
 bool cuda_can_decode(const RawTileFormat& f);
+
+// Device bytes enable_coefs needs for this many slots.
+size_t cuda_coef_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, const JpegCoefLayout& layout,
+                       int slots);
 
 // Device bytes the GPU JPEG decoder's band buffers take.
 size_t cuda_jpeg_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, int64_t tile);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "engine/jpeg_tables.hpp"
@@ -180,6 +181,7 @@ struct Token {
 struct Counters {
   std::string jpeg_decoder;
   int64_t gpu_bands = 0;  // level-0 bands decoded on the GPU
+  int64_t gpu_idct_bands = 0;  // ... finished on the GPU after the CPU's entropy decoding
   int64_t gpu_from_row = -1;  // with a pending backend: where the GPU took the cascade over
   // Nanoseconds; host stages summed over threads.
   std::atomic<int64_t> read{0}, decode{0}, reduce{0}, encode{0}, write{0};
@@ -259,12 +261,17 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   // With a hand-over the decoder joins after the cascade (when it fits the
   // device budget then).
   const bool handoff_jpeg = a.backend.pending && jpeg_fits;
+  // The split JPEG decode (entropy on the CPU, the rest on the GPU) for the
+  // bands nvJPEG does not take, wherever the GPU has the cascade.
+  std::optional<JpegCoefLayout> coef_layout;
+  if (a.backend.is_cuda() && raw0 && one_stripe && raw0->tile_w == T && raw0->tile_h == T)
+    coef_layout = gpu_jpeg_coef_layout(*raw0);
   {
     TraceSpan setup_span("producer-setup", 0);
     if (a.backend.pending) {
       gpu_pool = std::make_unique<ImagePool>(gpu_host_allocator());
       auto h = std::make_unique<HandoffProducer>(a.backend, a.gpu_memory, fmt, g.levels, T, *pool, *gpu_pool,
-                                                 a.tokens, a.gpu_join_row, handoff_jpeg ? T : 0);
+                                                 a.tokens, a.gpu_join_row, handoff_jpeg ? T : 0, coef_layout);
       handoff = h.get();
       producer = std::move(h);
     } else if (a.backend.is_cuda()) {
@@ -278,6 +285,14 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         gpu_jpeg = false;
         producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool);
       }
+      const size_t room = a.gpu_room - (gpu_jpeg ? std::min(a.gpu_room, cuda_jpeg_bytes(fmt, c0, T, T)) : 0);
+      if (coef_layout && cuda_coef_bytes(fmt, c0, T, *coef_layout, a.tokens + 1) <= room) {
+        try {
+          producer->enable_coefs(*coef_layout, a.tokens + 1);
+        } catch (const CudaError& e) {
+          std::fprintf(stderr, "tilewave: warning: GPU IDCT unavailable (%s); decoding on the CPU\n", e.what());
+        }
+      }
     } else {
       producer = make_cpu_producer(fmt, g.levels, T, *pool);
     }
@@ -287,7 +302,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   // The GPU's decoder takes a band when it has room for it (it keeps a short
   // queue); otherwise the reading thread decodes it itself, so CPU threads
   // and the JPEG engines share the work in proportion to their speed.
-  std::atomic<int64_t> gpu_decoded{0};
+  std::atomic<int64_t> gpu_decoded{0}, gpu_idct{0};
   int64_t next_y = 0;
 
   auto tile_range = [&](int k) {
@@ -334,6 +349,29 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         return;
       }
       t->jpeg.clear();
+    }
+    if (coef_layout) {
+      // Tests that join the GPU at a given row want it from that row on.
+      if (handoff && a.gpu_join_row >= 0 && t->y >= a.gpu_join_row) handoff->wait_made();
+      if (std::shared_ptr<CoefBand> cb = producer->acquire_coefs(t->y, t->h)) {
+        const size_t cpt = coef_layout->coefs_per_tile(), qpt = coef_layout->quant_per_tile();
+        std::atomic<bool> fits{true};
+        tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
+          BusyTimer timer(cnt.decode);
+          TraceSpan span("entropy-tile", t->y / T);
+          const TileTask& task = t->tasks[i];
+          if (!a.src->decode_raw_tile_coefficients(0, task.tx, ty, task.bytes, *coef_layout, cb->coefs + i * cpt,
+                                                   cb->quant + i * qpt))
+            fits = false;
+        });
+        // A tile laid out otherwise (another sampling, size...): the whole
+        // band decodes on the CPU instead.
+        if (fits) {
+          t->ticket = producer->submit_coefs(cb);
+          ++gpu_idct;
+          return;
+        }
+      }
     }
     t->pixels = band_pool().acquire(fmt, Rect(c0.col0, t->y, c0.col1 - c0.col0, t->h));
     const ImageView px = t->pixels->view();
@@ -444,7 +482,10 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   cnt.device.upload += d.upload, cnt.device.kernel += d.kernel, cnt.device.download += d.download;
   cnt.device.decode += d.decode;
   cnt.gpu_bands += gpu_decoded;
+  cnt.gpu_idct_bands += gpu_idct;
   if (handoff && gpu_decoded > 0) cnt.jpeg_decoder = handoff->jpeg_decoder() + " + libjpeg-turbo";
+  if (gpu_idct > 0 && cnt.jpeg_decoder.find("GPU IDCT") == std::string::npos)
+    cnt.jpeg_decoder += " (entropy decoding) + GPU IDCT";
   if (handoff && handoff->gpu_from_row() >= 0 && cnt.gpu_from_row < 0) cnt.gpu_from_row = handoff->gpu_from_row();
   cnt.device.bytes_up += d.bytes_up, cnt.device.bytes_down += d.bytes_down;
   TraceSpan teardown("pass-teardown", 0);
@@ -599,6 +640,7 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
   stats.decode_s += cnt.device.decode;
   stats.jpeg_decoder = cnt.jpeg_decoder;
   stats.gpu_decoded_bands = cnt.gpu_bands;
+  stats.gpu_idct_bands = cnt.gpu_idct_bands;
   stats.tiles_encoded = cnt.encoded;
   stats.tiles_passed_through = cnt.passed;
   stats.pixels_in = cnt.pixels;

@@ -74,6 +74,7 @@ struct PyramidStats {
   size_t planned_device_bytes = 0;
   std::string jpeg_decoder;  // who decoded level-0 JPEG tiles: "libjpeg-turbo", "nvjpeg-hardware + libjpeg-turbo", ...
   int64_t gpu_decoded_bands = 0;  // of the level-0 bands, how many the GPU decoded
+  int64_t gpu_idct_bands = 0;     // ... and how many it finished after the CPU's entropy decoding
   // With a pending backend (the pass began on the CPU while CUDA started):
   // the level-0 row from which the GPU made the levels; -1 if it never did.
   int64_t gpu_from_row = -1;

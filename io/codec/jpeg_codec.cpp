@@ -231,4 +231,53 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
     throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
 }
 
+bool JpegDecoder::decode_coefficients(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,
+                                      const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant,
+                                      const std::string& what) {
+  auto& d = st_->dinfo;
+  st_->err.corrupt = false;
+  st_->err.message[0] = 0;
+  if (n < 4) throw InputError("corrupt JPEG data in " + what + ": only " + std::to_string(n) + " bytes");
+  if (setjmp(st_->err.jump)) {
+    jpeg_abort_decompress(&d);
+    throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+  }
+  if (!tables.empty()) {
+    jpeg_mem_src(&d, tables.data(), static_cast<unsigned long>(tables.size()));
+    jpeg_read_header(&d, FALSE);
+  }
+  jpeg_mem_src(&d, data, static_cast<unsigned long>(n));
+  jpeg_read_header(&d, TRUE);
+  bool fits = d.num_components == layout.components && d.data_precision == 8 &&
+              static_cast<int64_t>(d.image_width) == layout.tile && static_cast<int64_t>(d.image_height) == layout.tile;
+  if (fits && layout.components == 3)
+    fits = d.comp_info[0].h_samp_factor == layout.h_samp && d.comp_info[0].v_samp_factor == layout.v_samp &&
+           d.comp_info[1].h_samp_factor == 1 && d.comp_info[1].v_samp_factor == 1 &&
+           d.comp_info[2].h_samp_factor == 1 && d.comp_info[2].v_samp_factor == 1;
+  if (!fits) {
+    jpeg_abort_decompress(&d);
+    return false;
+  }
+  jvirt_barray_ptr* arrays = jpeg_read_coefficients(&d);
+  for (int c = 0; c < layout.components; ++c) {
+    const jpeg_component_info& comp = d.comp_info[c];
+    const int64_t bw = layout.blocks_w(c), bh = layout.blocks_h(c);
+    if (static_cast<int64_t>(comp.width_in_blocks) != bw || static_cast<int64_t>(comp.height_in_blocks) != bh ||
+        !comp.quant_table) {
+      jpeg_abort_decompress(&d);
+      return false;
+    }
+    int16_t* out = coefs + layout.block_offset(c) * 64;
+    for (int64_t r = 0; r < bh; ++r) {
+      JBLOCKARRAY row = (*d.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&d), arrays[c],
+                                                     static_cast<JDIMENSION>(r), 1, FALSE);
+      std::memcpy(out + r * bw * 64, row[0], static_cast<size_t>(bw) * sizeof(JBLOCK));
+    }
+    for (int k = 0; k < 64; ++k) quant[c * 64 + k] = comp.quant_table->quantval[k];
+  }
+  jpeg_abort_decompress(&d);
+  if (st_->err.corrupt) throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+  return true;
+}
+
 }  // namespace tw

@@ -9,6 +9,7 @@
 
 #include "engine/codec_kind.hpp"
 #include "engine/image.hpp"
+#include "engine/jpeg_coefs.hpp"
 
 namespace tw {
 
@@ -44,6 +45,14 @@ class JpegDecoder {
   // (with `what` naming the tile) on corrupt data.
   void decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, int photometric,
               int64_t expect_w, int64_t expect_h, const ImageView& dst, const std::string& what);
+
+  // Entropy decoding only (engine/jpeg_coefs.hpp): writes the stream's
+  // quantised coefficients (layout.coefs_per_tile()) and quantisation tables
+  // (layout.quant_per_tile()). Returns false, writing nothing useful, where
+  // the stream is not laid out so (size, components, sampling, precision).
+  // Throws InputError on corrupt data, as decode() does.
+  bool decode_coefficients(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,
+                           const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant, const std::string& what);
 
  private:
   struct State;

@@ -21,6 +21,12 @@
 namespace tw {
 namespace {
 
+// One decoder per thread: it keeps libjpeg's state (and memory) between tiles.
+JpegDecoder& thread_jpeg_decoder() {
+  thread_local JpegDecoder dec;
+  return dec;
+}
+
 // A decoded strip larger than this is read row by row instead (a whole image
 // stored as one strip must not be decoded into memory at once).
 constexpr size_t kBigStripBytes = size_t{32} << 20;
@@ -449,7 +455,7 @@ struct TiffSource::Impl {
   void decode_jpeg(int level, int64_t ci, const uint8_t* data, size_t n, const Rect& chunk,
                    const ImageView& dst) const {
     const Dir& d = levels[level];
-    thread_local JpegDecoder dec;
+    JpegDecoder& dec = thread_jpeg_decoder();
     const Rect o = chunk.intersect(dst.rect);
     if (o.empty()) return;
     if (o.x == chunk.x && o.y == chunk.y) {
@@ -711,6 +717,17 @@ void TiffSource::decode_raw_tile(int level, int64_t tx, int64_t ty, const std::v
   }
   // Other codecs decode through libtiff, which re-reads the (cached) bytes.
   im.read_chunk(level, tx, ty, dst);
+}
+
+bool TiffSource::decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                                              const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const {
+  auto& im = *impl_;
+  const Dir& d = im.levels.at(static_cast<size_t>(level));
+  // Edge tiles too: TIFF stores every tile whole, padding included.
+  if (!d.own_jpeg || raw.empty()) return false;
+  const int64_t ci = ty * d.across() + tx;
+  return thread_jpeg_decoder().decode_coefficients(raw.data(), raw.size(), d.jpeg_tables, layout, coefs, quant,
+                                                   im.chunk_name(level, d, ci));
 }
 
 Image TiffSource::read_associated(const std::string& name) const {

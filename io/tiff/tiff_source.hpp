@@ -28,6 +28,8 @@ class TiffSource : public TileSource {
   std::vector<uint8_t> read_raw_tile(int level, int64_t tx, int64_t ty) const override;
   void decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
                        const ImageView& dst) const override;
+  bool decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                                    const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const override;
 
   // Keep decoded tiles/strips for re-reads (halos, strips that straddle
   // bands), within this many bytes. 0 (the default) keeps none.

@@ -11,6 +11,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
 #include "engine/pyramid/pyramid_job.hpp"
+#include "io/open_source.hpp"
 #include "io/synthetic/synthetic_source.hpp"
 #include "tests/support/memory_sink.hpp"
 #include "tests/support/gpu.hpp"
@@ -30,10 +31,11 @@ Backend cuda0() {
 // Runs the job on both backends and compares every tile.
 void compare_backends(const TileSource& src, int64_t tile, int64_t min_size, size_t gpu_memory, size_t memory,
                       const std::string& what, int expect_stripes = 0, const Backend& gpu = cuda0(),
-                      int64_t join_row = -1, PyramidStats* stats = nullptr) {
+                      int64_t join_row = -1, PyramidStats* stats = nullptr, bool passthrough = false) {
   const PixelFormat fmt = src.info().fmt;
   test::MemorySink cpu_sink(fmt, tile), gpu_sink(fmt, tile);
   PyramidJobOptions opt;
+  opt.passthrough = passthrough;
   opt.tile = tile;
   opt.min_size = min_size;
   opt.memory = memory;
@@ -132,6 +134,55 @@ TEST(CpuVsCuda, GpuTakesOverMidPass) {
                      &st);
     EXPECT_EQ(st.gpu_from_row, row);
   }
+}
+
+// JPEG tiles decoded the split way (entropy on the CPU, IDCT, upsampling
+// and colour conversion on the GPU) give the CPU decoder's pixels exactly:
+// libtiff-written YCbCr 4:2:0 and gray at qualities from coarse to 100
+// (large coefficients, clamped samples), our own 4:4:4, edge tiles with
+// padding, band heights cut by the image's bottom. RGB-coded JPEG is not
+// split (the CPU decodes it) and still matches.
+TEST(CpuVsCuda, SplitJpegDecodeMatchesCpu) {
+  TW_REQUIRE_GPU();
+  Backend pending = cuda0();
+  pending.pending = true;
+  pending.spelled = "cuda";
+  test::TempDir tmp;
+  struct Case {
+    PixelFormat fmt;
+    int64_t w, h;
+    int tile, quality;
+    bool ycbcr, noise, split;
+  };
+  int n = 0;
+  for (const Case& c : {Case{kRgb8, 1000, 613, 256, 90, true, false, true}, Case{kRgb8, 700, 530, 128, 100, true, true, true},
+                        Case{kRgb8, 517, 300, 64, 20, true, false, true}, Case{kGray8, 1000, 613, 256, 95, false, true, true},
+                        Case{kGray8, 300, 333, 16, 75, false, false, true},
+                        Case{kRgb8, 600, 400, 128, 90, false, false, false}}) {
+    const Image img = c.noise ? test::random_image(c.fmt, c.w, c.h, 11) : test::pattern_image(c.fmt, c.w, c.h, 5);
+    test::TiffSpec spec;
+    spec.tile_w = spec.tile_h = c.tile;
+    spec.compression = COMPRESSION_JPEG;
+    spec.jpeg_quality = c.quality;
+    spec.jpeg_ycbcr = c.ycbcr;
+    const std::string path = tmp.file("in" + std::to_string(n++) + ".tif");
+    test::write_tiff(path, img.view(), spec);
+    const SourcePtr src = open_source(path);
+    const std::string what = path + " " + c.fmt.str() + " q" + std::to_string(c.quality);
+    PyramidStats st;
+    compare_backends(*src, c.tile, 1, 0, size_t{256} << 20, what, 0, pending, 0, &st, true);
+    EXPECT_EQ(st.gpu_idct_bands > 0, c.split) << what << ": " << st.jpeg_decoder;
+  }
+  // 4:4:4 from our own writer.
+  const std::string in = tmp.file("444.tif");
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:1500x1100", in, "--min-size", "100000", "--subsampling", "444",
+                           "--quality", "97", "--device", "cpu"})
+                .exit_code,
+            0);
+  const SourcePtr src = open_source(in);
+  PyramidStats st;
+  compare_backends(*src, 256, 1, 0, size_t{256} << 20, "4:4:4", 0, pending, 0, &st, true);
+  EXPECT_GT(st.gpu_idct_bands, 0) << st.jpeg_decoder;
 }
 
 // A report file's text.

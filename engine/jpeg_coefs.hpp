@@ -1,0 +1,44 @@
+#pragma once
+// JPEG tiles split between CPU and GPU: the CPU does only the entropy
+// decoding (libjpeg-turbo's jpeg_read_coefficients: half of a full decode's
+// time on 256-pixel Q90 4:2:0 tiles), the GPU the rest (dequantisation,
+// the integer IDCT, chroma upsampling and YCbCr -> RGB) with libjpeg-turbo's
+// own arithmetic, so the pixels are the ones the CPU decoder makes.
+//
+// A tile's coefficients: component by component, rows of 8x8 blocks, each
+// block 64 int16 in natural (row-major) order, as libjpeg stores JBLOCKs.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "engine/codec_kind.hpp"
+
+namespace tw {
+
+struct JpegCoefLayout {
+  int components = 0;          // 1 (gray) or 3 (YCbCr)
+  int h_samp = 1, v_samp = 1;  // the luma's sampling factors (chroma's are 1): 1,1 = 4:4:4, 2,2 = 4:2:0
+  int64_t tile = 0;            // each stream holds one tile x tile image
+
+  int64_t blocks_w(int c) const { return c == 0 ? tile / 8 : tile / (8 * h_samp); }
+  int64_t blocks_h(int c) const { return c == 0 ? tile / 8 : tile / (8 * v_samp); }
+  size_t block_offset(int c) const {  // first block of component c within a tile
+    size_t n = 0;
+    for (int i = 0; i < c; ++i) n += static_cast<size_t>(blocks_w(i) * blocks_h(i));
+    return n;
+  }
+  size_t blocks_per_tile() const { return block_offset(components); }
+  size_t coefs_per_tile() const { return blocks_per_tile() * 64; }
+  // Quantisation tables, one of 64 per component, natural order.
+  size_t quant_per_tile() const { return static_cast<size_t>(components) * 64; }
+  bool operator==(const JpegCoefLayout& o) const {
+    return components == o.components && h_samp == o.h_samp && v_samp == o.v_samp && tile == o.tile;
+  }
+};
+
+// The layout of a level's tiles where the GPU can finish their decoding:
+// baseline 8-bit JPEG, square tiles (a multiple of 16), gray or YCbCr 4:4:4
+// or 4:2:0. Others (RGB-coded JPEG, 4:2:2, ...) decode on the CPU.
+std::optional<JpegCoefLayout> gpu_jpeg_coef_layout(const RawTileFormat& f);
+
+}  // namespace tw

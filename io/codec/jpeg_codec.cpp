@@ -151,6 +151,68 @@ void JpegEncoder::encode(const ImageView& tile, std::vector<uint8_t>& out) {
   jpeg_finish_compress(&c);
 }
 
+JpegCoefLayout JpegEncoder::coef_layout() const {
+  TW_ASSERT(st_->w == st_->h && st_->w % 16 == 0);
+  const auto& c = st_->cinfo;
+  JpegCoefLayout l;
+  l.components = st_->channels;
+  l.tile = st_->w;
+  if (st_->channels == 3) l.h_samp = c.comp_info[0].h_samp_factor, l.v_samp = c.comp_info[0].v_samp_factor;
+  return l;
+}
+
+std::vector<uint16_t> JpegEncoder::quant_tables() const {
+  const auto& c = st_->cinfo;
+  std::vector<uint16_t> q;
+  for (int ci = 0; ci < st_->channels; ++ci) {
+    const JQUANT_TBL* t = c.quant_tbl_ptrs[c.comp_info[ci].quant_tbl_no];
+    TW_ASSERT(t);
+    q.insert(q.end(), t->quantval, t->quantval + 64);
+  }
+  return q;
+}
+
+void JpegEncoder::encode_coefficients(const int16_t* coefs, std::vector<uint8_t>& out) {
+  auto& c = st_->cinfo;
+  const JpegCoefLayout layout = coef_layout();
+  st_->dest.out = &out;
+  // Transcoding takes coefficients already in the stored colour space (as
+  // jpeg_copy_critical_parameters would set it) and sets input_components
+  // to 1; encode() needs both back, whatever happens.
+  const J_COLOR_SPACE in_space = c.in_color_space;
+  const int in_components = c.input_components;
+  if (setjmp(st_->err.jump)) {
+    jpeg_abort_compress(&c);
+    c.in_color_space = in_space;
+    c.input_components = in_components;
+    throw InternalError(std::string("JPEG encoding failed: ") + st_->err.message);
+  }
+  jvirt_barray_ptr arrays[3] = {};
+  for (int ci = 0; ci < layout.components; ++ci)
+    arrays[ci] = (*c.mem->request_virt_barray)(reinterpret_cast<j_common_ptr>(&c), JPOOL_IMAGE, FALSE,
+                                               static_cast<JDIMENSION>(layout.blocks_w(ci)),
+                                               static_cast<JDIMENSION>(layout.blocks_h(ci)),
+                                               static_cast<JDIMENSION>(c.comp_info[ci].v_samp_factor));
+  (*c.mem->realize_virt_arrays)(reinterpret_cast<j_common_ptr>(&c));
+  for (int ci = 0; ci < layout.components; ++ci) {
+    const int64_t bw = layout.blocks_w(ci);
+    const int16_t* in = coefs + layout.block_offset(ci) * 64;
+    for (int64_t r = 0; r < layout.blocks_h(ci); ++r) {
+      JBLOCKARRAY row = (*c.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&c), arrays[ci],
+                                                     static_cast<JDIMENSION>(r), 1, TRUE);
+      std::memcpy(row[0], in + r * bw * 64, static_cast<size_t>(bw) * sizeof(JBLOCK));
+    }
+  }
+  c.in_color_space = c.jpeg_color_space;
+  jpeg_write_coefficients(&c, arrays);
+  // jpeg_write_coefficients marks every table for writing; tiles carry none
+  // (they are in JPEGTables), as encode()'s abbreviated streams.
+  jpeg_suppress_tables(&c, TRUE);
+  jpeg_finish_compress(&c);
+  c.in_color_space = in_space;
+  c.input_components = in_components;
+}
+
 struct JpegDecoder::State {
   jpeg_decompress_struct dinfo{};
   ErrorMgr err;

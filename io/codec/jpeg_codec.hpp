@@ -25,6 +25,15 @@ class JpegEncoder {
   const std::vector<uint8_t>& tables() const { return tables_; }
   void encode(const ImageView& tile, std::vector<uint8_t>& out);
 
+  // The split encode (engine/jpeg_coefs.hpp), for square tiles: the layout
+  // of this encoder's coefficients, its quantisation tables
+  // (layout.quant_per_tile() values, natural order), and entropy coding of
+  // coefficients computed elsewhere (kernels/jpeg_fdct) into the very bytes
+  // encode() makes from the pixels they came from.
+  JpegCoefLayout coef_layout() const;
+  std::vector<uint16_t> quant_tables() const;
+  void encode_coefficients(const int16_t* coefs, std::vector<uint8_t>& out);
+
  private:
   struct State;
   std::unique_ptr<State> st_;

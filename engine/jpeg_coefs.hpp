@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "engine/codec_kind.hpp"
 
@@ -34,6 +35,14 @@ struct JpegCoefLayout {
   bool operator==(const JpegCoefLayout& o) const {
     return components == o.components && h_samp == o.h_samp && v_samp == o.v_samp && tile == o.tile;
   }
+};
+
+// What the GPU needs to encode a level's tiles the split way: the layout of
+// the coefficients and the encoder's quantisation tables
+// (layout.quant_per_tile() values, natural order).
+struct JpegCoefSpec {
+  JpegCoefLayout layout;
+  std::vector<uint16_t> quant;
 };
 
 // The layout of a level's tiles where the GPU can finish their decoding:

@@ -24,6 +24,15 @@ std::shared_ptr<JpegTicket> LevelProducer::submit_jpeg(int64_t, int64_t, const s
 
 void LevelProducer::enable_jpeg(int64_t) { throw InternalError("this producer cannot decode JPEG"); }
 
+void LevelProducer::enable_jpeg_encode(const JpegEncodeSpecs&) {
+  throw InternalError("this producer cannot encode JPEG coefficients");
+}
+
+size_t coef_band_bytes(const JpegCoefSpec& spec, const CascadeLevel& level) {
+  const int64_t tiles = ceil_div(level.col1 - level.col0, spec.layout.tile);
+  return static_cast<size_t>(tiles) * spec.layout.coefs_per_tile() * sizeof(int16_t);
+}
+
 void LevelProducer::enable_coefs(const JpegCoefLayout&, int) {
   throw InternalError("this producer cannot decode JPEG coefficients");
 }

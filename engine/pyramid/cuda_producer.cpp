@@ -19,6 +19,7 @@
 #include "engine/cuda/resources.hpp"
 #include "engine/pyramid/level_producer.hpp"
 #include "engine/memory.hpp"
+#include "kernels/jpeg_fdct/jpeg_fdct_cuda.hpp"
 #include "kernels/jpeg_idct/jpeg_idct_cuda.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
 #ifdef TW_HAVE_NVJPEG
@@ -410,6 +411,22 @@ class CudaProducer : public LevelProducer {
     return t;
   }
 
+  void enable_jpeg_encode(const JpegEncodeSpecs& specs) override {
+    TW_ASSERT(token_ == 0);
+    cuda::DeviceScope scope(device_);
+    for (size_t k = 1; k < levels_.size() && k < specs.size(); ++k) {
+      if (!specs[k]) continue;
+      Level& L = state_[k];
+      L.enc = specs[k];
+      const size_t bytes = coef_band_bytes(*specs[k], levels_[k]);
+      for (auto& c : L.coefs) c = cuda::DeviceBuffer<uint8_t>(bytes);
+      std::vector<uint8_t> div(jpeg_fdct_divisor_bytes(specs[k]->layout));
+      jpeg_fdct_divisors(specs[k]->layout, specs[k]->quant.data(), div.data());
+      L.divisors = cuda::DeviceBuffer<uint8_t>(div.size());
+      TW_CUDA_CHECK(cudaMemcpy(L.divisors.get(), div.data(), div.size(), cudaMemcpyHostToDevice));
+    }
+  }
+
   std::string jpeg_decoder() const override {
 #ifdef TW_HAVE_NVJPEG
     if (JpegWorker* w = live_worker_.load(std::memory_order_acquire)) return w->name();
@@ -515,6 +532,10 @@ class CudaProducer : public LevelProducer {
     int cur = 0;
     bool active = false;
     int64_t band_y0 = 0, next_out = 0;
+    // The split JPEG encode (enable_jpeg_encode): per band buffer, its
+    // tiles' coefficients; the quantisation divisors.
+    std::optional<JpegCoefSpec> enc;
+    cuda::DeviceBuffer<uint8_t> coefs[2], divisors;
   };
   struct Pending {
     int level, buffer;
@@ -536,6 +557,34 @@ class CudaProducer : public LevelProducer {
     for (const Pending& p : pending_) {
       Level& L = state_[p.level];
       const CascadeLevel& c = levels_[p.level];
+      if (L.enc) {
+        // The forward half of the JPEG encode here; the CPU entropy-codes.
+        const size_t bytes = coef_band_bytes(*L.enc, c);
+        auto host = pool_.acquire(PixelFormat{SampleType::kU8, 1}, Rect(0, 0, static_cast<int64_t>(bytes), 1));
+        auto d0 = log_.record(s);
+        JpegFdctLaunch f;
+        f.layout = L.enc->layout;
+        f.band = L.band[p.buffer].get();
+        f.pitch = L.band_pitch;
+        f.width = c.col1 - c.col0;
+        f.rows = p.rows;
+        f.tiles = static_cast<int>(ceil_div(c.col1 - c.col0, f.layout.tile));
+        f.divisors = reinterpret_cast<const jfdct::Divisor*>(L.divisors.get());
+        f.coefs = reinterpret_cast<int16_t*>(L.coefs[p.buffer].get());
+        jpeg_fdct_cuda(f, s);
+        TW_CUDA_CHECK(cudaMemcpyAsync(host->data(), L.coefs[p.buffer].get(), bytes, cudaMemcpyDeviceToHost, s));
+        bytes_down_ += bytes;
+        auto done = log_.record(s);
+        log_.add(d0, done, Stage::kDownload);
+        L.band_free[p.buffer] = done;
+        FinishedBand fb;
+        fb.level = p.level;
+        fb.coefs = host;
+        fb.y = p.y0;
+        fb.wait = [done] { done->sync(); };
+        out.push_back(std::move(fb));
+        continue;
+      }
       auto host = pool_.acquire(fmt_, Rect(c.col0, p.y0, c.col1 - c.col0, p.rows));
       auto d0 = log_.record(s);
       TW_CUDA_CHECK(cudaMemcpy2DAsync(host->data(), host->stride(), L.band[p.buffer].get(), L.band_pitch,
@@ -640,6 +689,13 @@ size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& lev
     n += 2 * pitch_of(fmt, levels[k - 1].col1 - levels[k - 1].col0) * kCarryRows;
     n += 2 * pitch_of(fmt, levels[k].col1 - levels[k].col0) * static_cast<size_t>(std::min(band_rows, levels[k].height));
   }
+  return n;
+}
+
+size_t cuda_encode_bytes(const JpegEncodeSpecs& specs, const std::vector<CascadeLevel>& levels) {
+  size_t n = 0;
+  for (size_t k = 1; k < levels.size() && k < specs.size(); ++k)
+    if (specs[k]) n += 2 * coef_band_bytes(*specs[k], levels[k]) + jpeg_fdct_divisor_bytes(specs[k]->layout);
   return n;
 }
 

@@ -10,6 +10,8 @@ size_t cuda_producer_bytes(PixelFormat, const std::vector<CascadeLevel>&, int64_
 
 bool cuda_can_decode(const RawTileFormat&) { return false; }
 
+size_t cuda_encode_bytes(const JpegEncodeSpecs&, const std::vector<CascadeLevel>&) { return 0; }
+
 size_t cuda_coef_bytes(PixelFormat, const CascadeLevel&, int64_t, const JpegCoefLayout&, int) { return 0; }
 
 size_t cuda_jpeg_bytes(PixelFormat, const CascadeLevel&, int64_t, int64_t) { return 0; }

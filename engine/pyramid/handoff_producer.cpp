@@ -12,7 +12,7 @@ namespace tw {
 HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt,
                                  std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& cpu_pool,
                                  ImagePool& gpu_pool, int warm_bands, int64_t join_row, int64_t jpeg_tile,
-                                 std::optional<JpegCoefLayout> coefs)
+                                 std::optional<JpegCoefLayout> coefs, JpegEncodeSpecs encode)
     : backend_(backend), cpu_pool_(cpu_pool), gpu_pool_(gpu_pool), join_row_(join_row) {
   TW_ASSERT(backend.pending);
   cpu_ = make_cpu_producer(fmt, levels, band_rows, cpu_pool);
@@ -20,7 +20,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
   ready_ = made.get_future();
   made_ = made_flag_.get_future().share();
   starting_ = std::async(std::launch::async, [this, gpu_memory, fmt, levels, band_rows, warm_bands, jpeg_tile, coefs,
-                                              made = std::move(made)]() mutable {
+                                              encode = std::move(encode), made = std::move(made)]() mutable {
     LevelProducer* raw = nullptr;
     size_t room = 0;
     try {
@@ -36,13 +36,32 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
         } else {
           room = budget - need;
           p = make_cuda_producer(backend_.device, fmt, levels, band_rows, gpu_pool_);
+          // Lower levels written as JPEG come back as coefficients (the
+          // GPU does the forward transform, the CPU the entropy coding).
+          const size_t enc_need = cuda_encode_bytes(encode, levels);
+          bool split_encode = false;
+          if (enc_need > 0 && enc_need <= room) {
+            try {
+              p->enable_jpeg_encode(encode);
+              room -= enc_need;
+              split_encode = true;
+            } catch (const CudaError& e) {
+              std::fprintf(stderr, "tilewave: warning: GPU JPEG transform unavailable (%s); encoding on the CPU\n",
+                           e.what());
+            }
+          }
           // Pinned buffers for the bands coming back, which the pipeline's
           // serial stage would otherwise wait to allocate (pinning costs
           // ~0.5 ms per MB).
           for (size_t k = 1; k < levels.size(); ++k)
-            for (int i = 0; i < warm_bands; ++i)
-              gpu_pool_.add_idle(fmt, Rect(levels[k].col0, 0, levels[k].col1 - levels[k].col0,
-                                           std::min(band_rows, levels[k].height)));
+            for (int i = 0; i < warm_bands; ++i) {
+              if (split_encode && k < encode.size() && encode[k])
+                gpu_pool_.add_idle(PixelFormat{SampleType::kU8, 1},
+                                   Rect(0, 0, static_cast<int64_t>(coef_band_bytes(*encode[k], levels[k])), 1));
+              else
+                gpu_pool_.add_idle(fmt, Rect(levels[k].col0, 0, levels[k].col1 - levels[k].col0,
+                                             std::min(band_rows, levels[k].height)));
+            }
           // Level-0 bands after the hand-over (one per token and a spare):
           // JPEG tiles the GPU finishes decoding (their coefficients, pinned),
           // else pinned pixels. Either way the GPU reads them by DMA; from

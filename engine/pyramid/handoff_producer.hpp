@@ -33,7 +33,8 @@ class HandoffProducer : public LevelProducer {
   // producer: it takes ~0.4 s more) may take level-0 bands too.
   HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt, std::vector<CascadeLevel> levels,
                   int64_t band_rows, ImagePool& cpu_pool, ImagePool& gpu_pool, int warm_bands,
-                  int64_t join_row = -1, int64_t jpeg_tile = 0, std::optional<JpegCoefLayout> coefs = {});
+                  int64_t join_row = -1, int64_t jpeg_tile = 0, std::optional<JpegCoefLayout> coefs = {},
+                  JpegEncodeSpecs encode = {});
   ~HandoffProducer() override;
 
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override;

@@ -5,6 +5,7 @@
 // device memory and returns bands whose copy back may still be in flight.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,20 @@ namespace tw {
 struct FinishedBand {
   int level = 0;                      // -1: nothing to encode, only something to wait for
   std::shared_ptr<const Image> band;  // host pixels, rows [y, y + h), the level's computed columns
-  std::function<void()> wait;         // blocks until `band` holds its pixels (null: ready now)
+  std::function<void()> wait;         // blocks until `band` (or `coefs`) holds its data (null: ready now)
+  // Instead of pixels (enable_jpeg_encode): the JPEG coefficients of the
+  // band's tiles, tile after tile from the level's first, as one row of
+  // bytes; the band's first row is y.
+  std::shared_ptr<const Image> coefs;
+  int64_t y = 0;
 };
+
+// Per level (index = level), the split JPEG encode's spec, where the level's
+// tiles are to come back as coefficients.
+using JpegEncodeSpecs = std::vector<std::optional<JpegCoefSpec>>;
+
+// Pinned bytes a level's band of coefficients takes (one row of bytes).
+size_t coef_band_bytes(const JpegCoefSpec& spec, const CascadeLevel& level);
 
 // Seconds each GPU stage was busy (device time from events), and bytes moved.
 struct DeviceTimes {
@@ -80,6 +93,9 @@ class LevelProducer {
   virtual void enable_coefs(const JpegCoefLayout& layout, int slots);
   virtual std::shared_ptr<CoefBand> acquire_coefs(int64_t y, int64_t rows);
   virtual std::shared_ptr<JpegTicket> submit_coefs(const std::shared_ptr<CoefBand>& band);
+  // The split JPEG encode: levels with a spec come back as coefficients
+  // (FinishedBand::coefs) instead of pixels. Call before the first push.
+  virtual void enable_jpeg_encode(const JpegEncodeSpecs& specs);
   // Device time so far (zero for the CPU); call after every band was waited for.
   virtual DeviceTimes device_times() const { return {}; }
   // Moving a cascade from one producer to another between two pushes: the
@@ -101,6 +117,9 @@ size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& lev
 // Whether the CUDA producer can decode level-0 tiles of this format itself
 // (a build with nvJPEG; baseline YCbCr or gray JPEG).
 bool cuda_can_decode(const RawTileFormat& f);
+
+// Device bytes enable_jpeg_encode needs.
+size_t cuda_encode_bytes(const JpegEncodeSpecs& specs, const std::vector<CascadeLevel>& levels);
 
 // Device bytes enable_coefs needs for this many slots.
 size_t cuda_coef_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, const JpegCoefLayout& layout,

@@ -164,8 +164,10 @@ Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, 
 struct TileTask {
   int level = 0;
   int64_t tx = 0, ty = 0;
-  std::shared_ptr<const Image> band;  // pixels to encode; null for raw tiles
-  std::vector<uint8_t> bytes;         // encoded (or raw, passed through)
+  std::shared_ptr<const Image> band;   // pixels to encode; null for raw tiles
+  std::shared_ptr<const Image> coefs;  // or the JPEG coefficients of its band's tiles (the GPU's)
+  const int16_t* coef = nullptr;       // this tile's, within coefs
+  std::vector<uint8_t> bytes;          // encoded (or raw, passed through)
 };
 
 struct Token {
@@ -185,7 +187,7 @@ struct Counters {
   int64_t gpu_from_row = -1;  // with a pending backend: where the GPU took the cascade over
   // Nanoseconds; host stages summed over threads.
   std::atomic<int64_t> read{0}, decode{0}, reduce{0}, encode{0}, write{0};
-  std::atomic<int64_t> encoded{0}, passed{0};
+  std::atomic<int64_t> encoded{0}, passed{0}, gpu_transformed{0};
   std::atomic<uint64_t> pixels{0}, bytes_read{0};
   DeviceTimes device;
 };
@@ -266,12 +268,24 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   std::optional<JpegCoefLayout> coef_layout;
   if (a.backend.is_cuda() && raw0 && one_stripe && raw0->tile_w == T && raw0->tile_h == T)
     coef_layout = gpu_jpeg_coef_layout(*raw0);
+  // And the split JPEG encode of the lower levels: the GPU's bands come back
+  // as coefficients, the CPU only entropy-codes them (the bytes are the
+  // CPU encoder's). Not for bands kept for a further pass.
+  JpegEncodeSpecs encode_specs;
+  if (a.backend.is_cuda() && one_stripe && !a.capture && fmt.type == SampleType::kU8) {
+    encode_specs.resize(g.levels.size());
+    for (int k = 1; k <= g.K; ++k) {
+      std::optional<JpegCoefSpec> sp = a.sink->jpeg_coef_spec(k + a.level_offset);
+      if (sp && sp->layout.tile == T && sp->layout.components == fmt.channels) encode_specs[static_cast<size_t>(k)] = sp;
+    }
+  }
   {
     TraceSpan setup_span("producer-setup", 0);
     if (a.backend.pending) {
       gpu_pool = std::make_unique<ImagePool>(gpu_host_allocator());
       auto h = std::make_unique<HandoffProducer>(a.backend, a.gpu_memory, fmt, g.levels, T, *pool, *gpu_pool,
-                                                 a.tokens, a.gpu_join_row, handoff_jpeg ? T : 0, coef_layout);
+                                                 a.tokens, a.gpu_join_row, handoff_jpeg ? T : 0, coef_layout,
+                                                 encode_specs);
       handoff = h.get();
       producer = std::move(h);
     } else if (a.backend.is_cuda()) {
@@ -285,7 +299,17 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         gpu_jpeg = false;
         producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool);
       }
-      const size_t room = a.gpu_room - (gpu_jpeg ? std::min(a.gpu_room, cuda_jpeg_bytes(fmt, c0, T, T)) : 0);
+      size_t room = a.gpu_room - (gpu_jpeg ? std::min(a.gpu_room, cuda_jpeg_bytes(fmt, c0, T, T)) : 0);
+      const size_t enc_need = cuda_encode_bytes(encode_specs, g.levels);
+      if (enc_need > 0 && enc_need <= room) {
+        try {
+          producer->enable_jpeg_encode(encode_specs);
+          room -= enc_need;
+        } catch (const CudaError& e) {
+          std::fprintf(stderr, "tilewave: warning: GPU JPEG transform unavailable (%s); encoding on the CPU\n",
+                       e.what());
+        }
+      }
       if (coef_layout && cuda_coef_bytes(fmt, c0, T, *coef_layout, a.tokens + 1) <= room) {
         try {
           producer->enable_coefs(*coef_layout, a.tokens + 1);
@@ -398,6 +422,16 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     if (t->ticket) producer->push_submitted(t->ticket, t->finished);
     else producer->push(t->pixels, t->finished);
     for (const FinishedBand& f : t->finished) {
+      if (f.coefs) {
+        const auto [tx0, tx1] = tile_range(f.level);
+        const size_t cpt = encode_specs[static_cast<size_t>(f.level)]->layout.coefs_per_tile();
+        const auto* base = reinterpret_cast<const int16_t*>(f.coefs->data());
+        for (int64_t tx = tx0; tx < tx1; ++tx) {
+          TileTask task{f.level, tx, f.y / T, nullptr, f.coefs, base + static_cast<size_t>(tx - tx0) * cpt, {}};
+          t->tasks.push_back(std::move(task));
+        }
+        continue;
+      }
       if (!f.band) continue;
       const auto [tx0, tx1] = tile_range(f.level);
       for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({f.level, tx, f.band->rect().y / T, f.band, {}});
@@ -417,6 +451,14 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     static tbb::enumerable_thread_specific<Image> pad;
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       TileTask& task = t->tasks[i];
+      if (task.coef) {
+        TraceSpan span("entropy-encode-tile", task.level);
+        a.sink->encode_coefficients(task.level + a.level_offset, task.coef, task.bytes);
+        task.coefs.reset();
+        task.coef = nullptr;
+        ++cnt.gpu_transformed;
+        return;
+      }
       if (!task.band) return;
       TraceSpan span("encode-tile", task.level);
       const CascadeLevel& L = g.levels[task.level];
@@ -591,6 +633,12 @@ bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJob
 
 }  // namespace
 
+std::optional<JpegCoefSpec> PyramidSink::jpeg_coef_spec(int) const { return std::nullopt; }
+
+void PyramidSink::encode_coefficients(int, const int16_t*, std::vector<uint8_t>&) {
+  throw InternalError("encode_coefficients on a sink without JPEG levels");
+}
+
 std::vector<std::pair<int64_t, int64_t>> plan_pyramid_levels(const TileSource& src, int64_t min_size) {
   if (min_size < 1) throw InputError("--min-size must be at least 1, not " + std::to_string(min_size));
   const LevelInfo& l0 = src.level(0);
@@ -641,6 +689,7 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
   stats.jpeg_decoder = cnt.jpeg_decoder;
   stats.gpu_decoded_bands = cnt.gpu_bands;
   stats.gpu_idct_bands = cnt.gpu_idct_bands;
+  stats.gpu_fdct_tiles = cnt.gpu_transformed;
   stats.tiles_encoded = cnt.encoded;
   stats.tiles_passed_through = cnt.passed;
   stats.pixels_in = cnt.pixels;

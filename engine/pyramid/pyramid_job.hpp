@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/jpeg_coefs.hpp"
 #include "engine/tile_source.hpp"
 
 namespace tw {
@@ -23,6 +24,13 @@ class PyramidSink {
   virtual void write(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& bytes) = 0;
   // Rough compressed size of a tile relative to its raw size, for planning memory.
   virtual double compression_ratio_estimate() const { return 1.0; }
+  // The split encode (engine/jpeg_coefs.hpp): for a level written as JPEG
+  // of square tiles, its encoder's coefficient layout and quantisation
+  // tables (else none); encode_coefficients (many threads at once) then
+  // entropy-codes coefficients computed from a tile's pixels into the bytes
+  // encode() would make from those pixels.
+  virtual std::optional<JpegCoefSpec> jpeg_coef_spec(int level) const;
+  virtual void encode_coefficients(int level, const int16_t* coefs, std::vector<uint8_t>& out);
 };
 
 struct PyramidJobOptions {
@@ -75,6 +83,7 @@ struct PyramidStats {
   std::string jpeg_decoder;  // who decoded level-0 JPEG tiles: "libjpeg-turbo", "nvjpeg-hardware + libjpeg-turbo", ...
   int64_t gpu_decoded_bands = 0;  // of the level-0 bands, how many the GPU decoded
   int64_t gpu_idct_bands = 0;     // ... and how many it finished after the CPU's entropy decoding
+  int64_t gpu_fdct_tiles = 0;     // tiles of lower levels the GPU transformed and the CPU entropy-coded
   // With a pending backend (the pass began on the CPU while CUDA started):
   // the level-0 row from which the GPU made the levels; -1 if it never did.
   int64_t gpu_from_row = -1;

@@ -92,6 +92,9 @@ class JpegTileEncoder : public TileEncoder {
   explicit JpegTileEncoder(const EncodeSettings& s)
       : enc_(s.fmt.channels, s.quality, s.subsampling, s.tile_w, s.tile_h) {}
   void encode(const ImageView& tile, std::vector<uint8_t>& out) override { enc_.encode(tile, out); }
+  void encode_coefficients(const int16_t* coefs, std::vector<uint8_t>& out) override {
+    enc_.encode_coefficients(coefs, out);
+  }
 
  private:
   JpegEncoder enc_;
@@ -129,6 +132,16 @@ void EncodeSettings::validate() const {
   if (codec == Codec::kOther) throw InputError("cannot write that compression");
   if (fmt.type != SampleType::kU8 && fmt.type != SampleType::kU16 && fmt.type != SampleType::kF32)
     throw InputError(std::string("cannot write ") + sample_name(fmt.type) + " samples");
+}
+
+void TileEncoder::encode_coefficients(const int16_t*, std::vector<uint8_t>&) {
+  throw InternalError("encode_coefficients on an encoder that is not JPEG");
+}
+
+std::optional<JpegCoefSpec> jpeg_coef_spec_for(const EncodeSettings& s) {
+  if (s.codec != Codec::kJpeg || s.tile_w != s.tile_h || s.tile_w % 16 != 0) return std::nullopt;
+  const JpegEncoder probe(s.fmt.channels, s.quality, s.subsampling, s.tile_w, s.tile_h);
+  return JpegCoefSpec{probe.coef_layout(), probe.quant_tables()};
 }
 
 std::unique_ptr<TileEncoder> make_encoder(const EncodeSettings& s) {

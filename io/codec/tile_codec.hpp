@@ -3,9 +3,11 @@
 // and written raw (libtiff's own compression path is serial).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/codec_kind.hpp"
+#include "engine/jpeg_coefs.hpp"
 #include "engine/image.hpp"
 
 namespace tw {
@@ -28,7 +30,13 @@ class TileEncoder {
   virtual ~TileEncoder() = default;
   // tile: exactly tile_w x tile_h pixels of fmt. out is overwritten.
   virtual void encode(const ImageView& tile, std::vector<uint8_t>& out) = 0;
+  // JPEG only (JpegEncoder::encode_coefficients); others throw.
+  virtual void encode_coefficients(const int16_t* coefs, std::vector<uint8_t>& out);
 };
+
+// The split encode's spec for tiles from make_encoder(s): JPEG of square
+// tiles (a multiple of 16) only.
+std::optional<JpegCoefSpec> jpeg_coef_spec_for(const EncodeSettings& s);
 
 std::unique_ptr<TileEncoder> make_encoder(const EncodeSettings& s);
 

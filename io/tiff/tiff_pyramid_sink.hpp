@@ -22,6 +22,8 @@ class TiffPyramidSink : public PyramidSink {
   void encode(int level, const ImageView& tile, std::vector<uint8_t>& out) override;
   void write(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& bytes) override;
   double compression_ratio_estimate() const override;
+  std::optional<JpegCoefSpec> jpeg_coef_spec(int level) const override;
+  void encode_coefficients(int level, const int16_t* coefs, std::vector<uint8_t>& out) override;
 
   void add_associated(const std::string& name, const Image& img);
   void finish();

@@ -67,6 +67,32 @@ void compare_backends(const TileSource& src, int64_t tile, int64_t min_size, siz
 
 Image pattern(PixelFormat fmt, int64_t w, int64_t h) { return test::pattern_image(fmt, w, h, uint64_t(w * 7 + h)); }
 
+// Every tiled directory of two pyramids holds the same bytes, tile by tile.
+void expect_same_tiles(const std::string& a, const std::string& b, const std::string& what) {
+  const int dirs = test::count_tiff_directories(a);
+  ASSERT_EQ(dirs, test::count_tiff_directories(b)) << what;
+  for (int d = 0; d < dirs - 2; ++d) {
+    TIFF* ta = TIFFOpen(a.c_str(), "r");
+    TIFF* tb = TIFFOpen(b.c_str(), "r");
+    TIFFSetDirectory(ta, static_cast<tdir_t>(d));
+    TIFFSetDirectory(tb, static_cast<tdir_t>(d));
+    const uint32_t n = TIFFNumberOfTiles(ta);
+    EXPECT_EQ(n, TIFFNumberOfTiles(tb)) << what;
+    std::vector<uint8_t> ba(static_cast<size_t>(TIFFTileSize(ta)) * 2 + 1024), bb(ba.size());
+    int reported = 0;
+    for (uint32_t i = 0; i < n && reported < 3; ++i) {
+      const tmsize_t la = TIFFReadRawTile(ta, i, ba.data(), static_cast<tmsize_t>(ba.size()));
+      const tmsize_t lb = TIFFReadRawTile(tb, i, bb.data(), static_cast<tmsize_t>(bb.size()));
+      if (!(la == lb && std::equal(ba.begin(), ba.begin() + la, bb.begin()))) {
+        ADD_FAILURE() << what << ": directory " << d << " tile " << i << " differs";
+        ++reported;
+      }
+    }
+    TIFFClose(ta);
+    TIFFClose(tb);
+  }
+}
+
 TEST(CpuVsCuda, EveryFormatAndOddSizes) {
   TW_REQUIRE_GPU();
   for (PixelFormat fmt : {kGray8, kRgb8, PixelFormat{SampleType::kU8, 2}, PixelFormat{SampleType::kU8, 4}, kGray16,
@@ -191,6 +217,45 @@ std::string read_report(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
+// A JPEG slide to a JPEG pyramid with the GPU from the first band: level 0
+// decoded the split way, the lower levels transformed on the GPU and
+// entropy-coded on the CPU: the file is the CPU backend's, byte for byte,
+// at 4:2:0 and 4:4:4, coarse and fine quality, 256- and 512-pixel tiles.
+TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  struct Case {
+    const char* size;
+    const char* tile;
+    const char* quality;
+    const char* sub;
+  };
+  int n = 0;
+  for (const Case& c : {Case{"3000x2900", "256", "85", "420"}, Case{"2100x1333", "256", "97", "444"},
+                        Case{"2600x1900", "512", "30", "420"}}) {
+    const std::string in = tmp.file("in" + std::to_string(n) + ".tif");
+    ASSERT_EQ(test::run_cli({"pyramid", std::string("synthetic:") + c.size, in, "--min-size", "100000", "--tile", c.tile,
+                             "--subsampling", c.sub, "--device", "cpu"})
+                  .exit_code,
+              0);
+    const std::string a = tmp.file("cpu" + std::to_string(n) + ".tif"), b = tmp.file("gpu" + std::to_string(n) + ".tif");
+    ++n;
+    for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
+      test::RunOptions join;
+      join.env["TW_TEST_GPU_JOIN_ROW"] = "0";
+      const auto r = test::run_cli({"pyramid", in, out, "--tile", c.tile, "--quality", c.quality, "--subsampling", c.sub,
+                                    "--device", dev, "--report", out + ".json"},
+                                   join);
+      ASSERT_EQ(r.exit_code, 0) << dev << ": " << r.err;
+    }
+    const std::string what = std::string(c.size) + " tile " + c.tile + " q" + c.quality + " " + c.sub;
+    expect_same_tiles(a, b, what);
+    const std::string json = read_report(b + ".json");
+    EXPECT_EQ(json.find("\"gpu_fdct_tiles\": 0,"), std::string::npos) << what << json;
+    EXPECT_EQ(json.find("\"gpu_idct_bands\": 0,"), std::string::npos) << what << json;
+  }
+}
+
 // A pyramid whose level-0 tiles nvJPEG decoded (some of them), against the
 // same input's CPU-decoded pyramid: level 0 is the input's bytes either way,
 // the levels below match closely (the decoders' IDCT and chroma upsampling
@@ -239,25 +304,7 @@ TEST(CpuVsCuda, CliIdenticalFilesAllCompressions) {
                                     "--report", out + ".json"});
       ASSERT_EQ(r.exit_code, 0) << comp << " " << dev << ": " << r.err;
     }
-    const int dirs = test::count_tiff_directories(a);
-    ASSERT_EQ(dirs, test::count_tiff_directories(b));
-    for (int d = 0; d < dirs - 2; ++d) {
-      TIFF* ta = TIFFOpen(a.c_str(), "r");
-      TIFF* tb = TIFFOpen(b.c_str(), "r");
-      TIFFSetDirectory(ta, static_cast<tdir_t>(d));
-      TIFFSetDirectory(tb, static_cast<tdir_t>(d));
-      const uint32_t n = TIFFNumberOfTiles(ta);
-      ASSERT_EQ(n, TIFFNumberOfTiles(tb));
-      std::vector<uint8_t> ba(static_cast<size_t>(TIFFTileSize(ta)) * 2 + 1024), bb(ba.size());
-      for (uint32_t i = 0; i < n; ++i) {
-        const tmsize_t la = TIFFReadRawTile(ta, i, ba.data(), static_cast<tmsize_t>(ba.size()));
-        const tmsize_t lb = TIFFReadRawTile(tb, i, bb.data(), static_cast<tmsize_t>(bb.size()));
-        ASSERT_TRUE(la == lb && std::equal(ba.begin(), ba.begin() + la, bb.begin()))
-            << comp << ": directory " << d << " tile " << i << " differs";
-      }
-      TIFFClose(ta);
-      TIFFClose(tb);
-    }
+    expect_same_tiles(a, b, comp);
     const std::string json = read_report(b + ".json");
     // The pass starts on the CPU while CUDA starts; on an image this small the
     // CPU may well finish first, and the report says who made the levels.

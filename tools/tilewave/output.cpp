@@ -165,7 +165,7 @@ void write_report(const std::string& path, const std::string& command, const std
   o << "{\n  \"command\": " << json_escape(command) << ",\n  \"input\": " << json_escape(input)
     << ",\n  \"output\": " << json_escape(output) << ",\n  \"device\": " << json_escape(st.backend)
     << ",\n  \"jpeg_decoder\": " << json_escape(st.jpeg_decoder) << ",\n  \"gpu_decoded_bands\": " << st.gpu_decoded_bands
-    << ",\n  \"gpu_idct_bands\": " << st.gpu_idct_bands
+    << ",\n  \"gpu_idct_bands\": " << st.gpu_idct_bands << ",\n  \"gpu_fdct_tiles\": " << st.gpu_fdct_tiles
     << ",\n  \"gpu_from_row\": " << st.gpu_from_row
     << ",\n  \"seconds\": " << st.seconds << ",\n  \"open_seconds\": " << open_s
     << ",\n  \"finish_seconds\": " << r.finish_seconds << ",\n  \"command_seconds\": " << total_s << ",\n  \"levels\": [";

@@ -393,6 +393,8 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         if (fits) {
           t->ticket = producer->submit_coefs(cb);
           ++gpu_idct;
+          // Plain level-0 bands from before the hand-over are idle for good.
+          if (handoff) pool->clear();
           return;
         }
       }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <tiffio.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "engine/cuda/device.hpp"
@@ -209,6 +210,36 @@ TEST(CpuVsCuda, SplitJpegDecodeMatchesCpu) {
   PyramidStats st;
   compare_backends(*src, 256, 1, 0, size_t{256} << 20, "4:4:4", 0, pending, 0, &st, true);
   EXPECT_GT(st.gpu_idct_bands, 0) << st.jpeg_decoder;
+}
+
+// A damaged JPEG tile met by the split decode: the one-line error the CPU
+// gives, exit 1, no output left behind.
+TEST(CpuVsCuda, SplitJpegCorruptTile) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  const std::string bad = tmp.file("bad.tif");
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:1800x1500", bad, "--min-size", "100000", "--device", "cpu"}).exit_code, 0);
+  {
+    TIFF* t = TIFFOpen(bad.c_str(), "r");
+    uint64_t* offs = nullptr;
+    uint64_t* cnts = nullptr;
+    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
+    const uint64_t off = offs[30], n = cnts[30];  // row 4 of 6
+    TIFFClose(t);
+    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(off + n / 2));
+    const std::string junk = "\xff\xd9\xff\xd9";
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  test::RunOptions join;
+  join.env["TW_TEST_GPU_JOIN_ROW"] = "0";
+  const std::string out = tmp.file("out.tif");
+  const auto r = test::run_cli({"pyramid", bad, out, "--device", "cuda"}, join);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("corrupt JPEG"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::ifstream(out).good());
 }
 
 // A report file's text.

@@ -220,7 +220,9 @@ TEST(BitPlanes, PackAndUnpack) {
       for (int64_t x = core.x - 1; x <= core.x1(); ++x) {
         ASSERT_EQ(bit(on, x, y), j.ptr<uint8_t>(x, y)[0] != 0) << w << " " << x << "," << y;
         const bool a = core.contains(x, y) && i.ptr<uint8_t>(x, y)[0] != 0;
-        if (x < core.x1()) ASSERT_EQ(bit(allowed, x, y), a) << w << " " << x << "," << y;
+        if (x < core.x1()) {
+          ASSERT_EQ(bit(allowed, x, y), a) << w << " " << x << "," << y;
+        }
         set_on += bit(on, x, y), set_allowed += a;
       }
     int64_t total_on = 0, total_allowed = 0;

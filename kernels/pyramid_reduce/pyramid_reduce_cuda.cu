@@ -57,16 +57,40 @@ constexpr int kWords = 64;  // 16-byte words per input row span
 static_assert(kWords * kGroups == kThreads, "one thread per (word, group of output rows)");
 constexpr size_t kFastSmem = size_t{kFastBy} * kWords * 8 * sizeof(uint32_t);
 
-// v[e] = the e-th 16-bit value starting `kOdd` halves into `pairs`.
-template <int kSpan, int kPairs, int kOdd>
-__device__ __forceinline__ void unpack_pairs(const uint32_t* pairs, uint32_t (&v)[kSpan]) {
+// The horizontal taps of four output pixels on packed pairs of 16-bit sums:
+// a pair's two lanes never carry into each other (a full REDUCE sum plus its
+// rounding stays below 65536), so one 32-bit add or multiply-add does two
+// taps, and odd-aligned taps are one funnel shift away. out: the quad's 4 C
+// bytes as C little-endian words. kOdd: the quad's first sum sits in the
+// high half of pairs[0].
+template <int C, int kOdd>
+__device__ __forceinline__ void quad_from_pairs(const uint32_t* s, uint32_t (&out)[C]) {
+  constexpr int kPairs = (11 * C + 2) / 2;
+  uint32_t pr[kPairs];
 #pragma unroll
-  for (int k = 0; k < kPairs; ++k) {
-    const uint32_t w = pairs[k];
-    const int e = 2 * k - kOdd;  // span index of this pair's low half
-    if (e >= 0 && e < kSpan) v[e] = w & 0xffffu;
-    if (e + 1 >= 0 && e + 1 < kSpan) v[e + 1] = w >> 16;
-  }
+  for (int k = 0; k < kPairs; ++k) pr[k] = s[k];
+  // The packed result of pair m (sums 2m, 2m+1 relative to pairs[0]).
+  auto result = [&](int m) {
+    uint32_t t[5];
+#pragma unroll
+    for (int k = 0; k < 5; ++k) {
+      const int e = 2 * m + k * C;  // u16 offset of the tap's low lane
+      t[k] = (e & 1) ? __funnelshift_r(pr[e >> 1], pr[(e >> 1) + 1], 16) : pr[e >> 1];
+    }
+    return t[0] + t[4] + ((t[1] + t[3]) << 2) + 6u * t[2] + 0x00800080u;
+  };
+#pragma unroll
+  for (int c = 0; c < C; ++c) out[c] = 0;
+#pragma unroll
+  for (int p = 0; p < 4; ++p)
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int e = kOdd + 2 * p * C + c;
+      const uint32_t r = result(e >> 1);  // the compiler shares equal m's
+      const uint32_t byte = (e & 1) ? (r >> 24) : ((r >> 8) & 0xffu);
+      const int b = p * C + c;
+      out[b / 4] |= byte << (8 * (b % 4));
+    }
 }
 
 // Four blocks per SM (registers capped at 64, no spills): 0.30 ms instead of
@@ -131,12 +155,10 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
   __syncthreads();
 
   // Four whole output pixels per thread: their 11 C vertical sums are one
-  // contiguous span, read as 32-bit pairs (half the shared-memory loads of
-  // reading each tap), and their 4 C bytes go out as C aligned 32-bit
-  // stores (the launcher aligns blocks to 4 output pixels).
+  // contiguous span, read and summed as 32-bit pairs (quad_from_pairs), and
+  // their 4 C bytes go out as C aligned 32-bit stores (the launcher aligns
+  // blocks to 4 output pixels).
   constexpr int kQuads = kBxF / 4;
-  constexpr int kSpan = 11 * C;            // u16 sums needed by 4 pixels
-  constexpr int kPairs = (kSpan + 2) / 2;  // u32 pairs covering them from an even start
   static_assert(kBxF % 4 == 0, "blocks are whole pixel quads");
   for (int i = threadIdx.x; i < kFastBy * kQuads; i += kThreads) {
     const int j = i / kQuads, xq = (i - j * kQuads) * 4;
@@ -144,21 +166,11 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
     if (oy >= a.y_end) break;
     const int first = shift + 2 * xq * C;  // u16 index of the first sum
     const uint32_t* pairs = s_v[j] + (first >> 1);
-    uint32_t v[kSpan];
+    uint32_t out[C];
     // Registers must be indexed by constants, so each parity has its own
     // unrolled copy.
-    if (first & 1) unpack_pairs<kSpan, kPairs, 1>(pairs, v);
-    else unpack_pairs<kSpan, kPairs, 0>(pairs, v);
-    uint32_t out[C] = {};
-#pragma unroll
-    for (int p = 0; p < 4; ++p)
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        const int k = 2 * p * C + c;
-        const uint32_t sum = v[k] + v[k + 4 * C] + 4u * (v[k + C] + v[k + 3 * C]) + 6u * v[k + 2 * C] + 128u;
-        const int byte = p * C + c;
-        out[byte / 4] |= (sum >> 8) << (8 * (byte % 4));
-      }
+    if (first & 1) quad_from_pairs<C, 1>(pairs, out);
+    else quad_from_pairs<C, 0>(pairs, out);
     uint32_t* dst = reinterpret_cast<uint32_t*>(a.out + size_t(oy - a.out_y0) * a.out_pitch +
                                                 size_t(ox0 - a.out_x0 + xq) * C);
 #pragma unroll

@@ -327,6 +327,10 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   // queue); otherwise the reading thread decodes it itself, so CPU threads
   // and the JPEG engines share the work in proportion to their speed.
   std::atomic<int64_t> gpu_decoded{0}, gpu_idct{0};
+  // A band whose tiles were not all laid out as the level says (a writer
+  // that crops edge tiles, say) turns the split decode off for the pass:
+  // every band would repeat the wasted entropy decoding.
+  std::atomic<bool> coefs_off{false};
   int64_t next_y = 0;
 
   auto tile_range = [&](int k) {
@@ -374,7 +378,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       }
       t->jpeg.clear();
     }
-    if (coef_layout) {
+    if (coef_layout && !coefs_off) {
       // Tests that join the GPU at a given row want it from that row on.
       if (handoff && a.gpu_join_row >= 0 && t->y >= a.gpu_join_row) handoff->wait_made();
       if (std::shared_ptr<CoefBand> cb = producer->acquire_coefs(t->y, t->h)) {
@@ -390,6 +394,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         });
         // A tile laid out otherwise (another sampling, size...): the whole
         // band decodes on the CPU instead.
+        if (!fits) coefs_off = true;
         if (fits) {
           t->ticket = producer->submit_coefs(cb);
           ++gpu_idct;

@@ -213,6 +213,26 @@ void JpegEncoder::encode_coefficients(const int16_t* coefs, std::vector<uint8_t>
   c.input_components = in_components;
 }
 
+namespace {
+
+void begin_tile(ErrorMgr& err, size_t n, const std::string& what) {
+  err.corrupt = false;
+  err.message[0] = 0;
+  if (n < 4) throw InputError("corrupt JPEG data in " + what + ": only " + std::to_string(n) + " bytes");
+}
+
+// The level's tables (a TIFF JPEGTables stream), then the tile's header.
+void read_headers(jpeg_decompress_struct& d, const uint8_t* data, size_t n, const std::vector<uint8_t>& tables) {
+  if (!tables.empty()) {
+    jpeg_mem_src(&d, tables.data(), static_cast<unsigned long>(tables.size()));
+    jpeg_read_header(&d, FALSE);
+  }
+  jpeg_mem_src(&d, data, static_cast<unsigned long>(n));
+  jpeg_read_header(&d, TRUE);
+}
+
+}  // namespace
+
 struct JpegDecoder::State {
   jpeg_decompress_struct dinfo{};
   ErrorMgr err;
@@ -230,19 +250,13 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
                          int photometric, int64_t expect_w, int64_t expect_h, const ImageView& dst,
                          const std::string& what) {
   auto& d = st_->dinfo;
-  st_->err.corrupt = false;
-  st_->err.message[0] = 0;
-  if (n < 4) throw InputError("corrupt JPEG data in " + what + ": only " + std::to_string(n) + " bytes");
+  begin_tile(st_->err, n, what);
+  // libjpeg's errors longjmp here (read_headers' frame is unwound with them).
   if (setjmp(st_->err.jump)) {
     jpeg_abort_decompress(&d);
     throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
   }
-  if (!tables.empty()) {
-    jpeg_mem_src(&d, tables.data(), static_cast<unsigned long>(tables.size()));
-    jpeg_read_header(&d, FALSE);
-  }
-  jpeg_mem_src(&d, data, static_cast<unsigned long>(n));
-  jpeg_read_header(&d, TRUE);
+  read_headers(d, data, n, tables);
   const int want = dst.fmt.channels;
   if (photometric == 6) {
     d.jpeg_color_space = JCS_YCbCr;
@@ -297,19 +311,13 @@ bool JpegDecoder::decode_coefficients(const uint8_t* data, size_t n, const std::
                                       const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant,
                                       const std::string& what) {
   auto& d = st_->dinfo;
-  st_->err.corrupt = false;
-  st_->err.message[0] = 0;
-  if (n < 4) throw InputError("corrupt JPEG data in " + what + ": only " + std::to_string(n) + " bytes");
+  begin_tile(st_->err, n, what);
+  // libjpeg's errors longjmp here (read_headers' frame is unwound with them).
   if (setjmp(st_->err.jump)) {
     jpeg_abort_decompress(&d);
     throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
   }
-  if (!tables.empty()) {
-    jpeg_mem_src(&d, tables.data(), static_cast<unsigned long>(tables.size()));
-    jpeg_read_header(&d, FALSE);
-  }
-  jpeg_mem_src(&d, data, static_cast<unsigned long>(n));
-  jpeg_read_header(&d, TRUE);
+  read_headers(d, data, n, tables);
   bool fits = d.num_components == layout.components && d.data_precision == 8 &&
               static_cast<int64_t>(d.image_width) == layout.tile && static_cast<int64_t>(d.image_height) == layout.tile;
   if (fits && layout.components == 3)

@@ -9,11 +9,7 @@
 // bytes exactly.
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TW_HD __host__ __device__ __forceinline__
-#else
-#define TW_HD inline
-#endif
+#include "engine/ops/hd.hpp"
 
 namespace tw::jfdct {
 

@@ -260,10 +260,11 @@ TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
     const char* tile;
     const char* quality;
     const char* sub;
+    const char* gpu_memory;  // small: the cascade fits, the split coding's buffers do not (all on the CPU)
   };
   int n = 0;
-  for (const Case& c : {Case{"3000x2900", "256", "85", "420"}, Case{"2100x1333", "256", "97", "444"},
-                        Case{"2600x1900", "512", "30", "420"}}) {
+  for (const Case& c : {Case{"3000x2900", "256", "85", "420", "4G"}, Case{"2100x1333", "256", "97", "444", "4G"},
+                        Case{"2600x1900", "512", "30", "420", "4G"}, Case{"3000x2900", "256", "85", "420", "12M"}}) {
     const std::string in = tmp.file("in" + std::to_string(n) + ".tif");
     ASSERT_EQ(test::run_cli({"pyramid", std::string("synthetic:") + c.size, in, "--min-size", "100000", "--tile", c.tile,
                              "--subsampling", c.sub, "--device", "cpu"})
@@ -275,15 +276,18 @@ TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
       test::RunOptions join;
       join.env["TW_TEST_GPU_JOIN_ROW"] = "0";
       const auto r = test::run_cli({"pyramid", in, out, "--tile", c.tile, "--quality", c.quality, "--subsampling", c.sub,
-                                    "--device", dev, "--report", out + ".json"},
+                                    "--device", dev, "--gpu-memory", c.gpu_memory, "--report", out + ".json"},
                                    join);
       ASSERT_EQ(r.exit_code, 0) << dev << ": " << r.err;
     }
-    const std::string what = std::string(c.size) + " tile " + c.tile + " q" + c.quality + " " + c.sub;
+    const std::string what = std::string(c.size) + " tile " + c.tile + " q" + c.quality + " " + c.sub +
+                             " --gpu-memory " + c.gpu_memory;
     expect_same_tiles(a, b, what);
     const std::string json = read_report(b + ".json");
-    EXPECT_EQ(json.find("\"gpu_fdct_tiles\": 0,"), std::string::npos) << what << json;
-    EXPECT_EQ(json.find("\"gpu_idct_bands\": 0,"), std::string::npos) << what << json;
+    EXPECT_NE(json.find("\"gpu_from_row\": 0,"), std::string::npos) << what << json;
+    const bool split = std::string(c.gpu_memory) != "12M";
+    EXPECT_EQ(json.find("\"gpu_fdct_tiles\": 0,") == std::string::npos, split) << what << json;
+    EXPECT_EQ(json.find("\"gpu_idct_bands\": 0,") == std::string::npos, split) << what << json;
   }
 }
 

@@ -93,10 +93,11 @@ __device__ __forceinline__ void quad_from_pairs(const uint32_t* s, uint32_t (&ou
     }
 }
 
-// Four blocks per SM (registers capped at 64, no spills): 0.30 ms instead of
-// 0.37 ms for a 16384x8192 RGB level on an H100 (tools/bench/reduce_bench.cu).
+// Three blocks per SM (85 registers, no spills): 0.263 ms for a 16384x8192
+// RGB level on an H100; four (64 registers) spill since the vertical pass
+// has its two unrolled copies (0.27 ms). tools/bench/reduce_bench.cu.
 #ifndef TW_REDUCE_MIN_BLOCKS
-#define TW_REDUCE_MIN_BLOCKS 4
+#define TW_REDUCE_MIN_BLOCKS 3
 #endif
 template <int C>
 __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast(ReduceLaunch a) {
@@ -127,19 +128,9 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
     // each row is looked up and mirrored, which took ~80 instructions a row.
     const bool inside = iy0 >= 0 && iy0 + kRows <= a.in_height && iy0 >= a.chunk.y0 &&
                         iy0 + kRows <= a.chunk.y0 + a.chunk.n;
-    const uint8_t* base = a.chunk.data + (inside ? size_t(iy0 - a.chunk.y0) * a.chunk.pitch : 0) + a0 + 16 * w;
-    const uint8_t* first = row_ptr(a, a.chunk.y0);
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      const uint8_t* addr;
-      if (inside) {
-        addr = base + k * a.chunk.pitch;
-      } else {
-        const uint8_t* row = row_ptr(a, reflect101(iy0 + k, a.in_height));
-        // Rows past the end serve only outputs that are never stored.
-        if (!row) row = first;
-        addr = row + a0 + 16 * w;
-      }
+    // Input row k of the group (its 16 bytes at addr) into the sums of the
+    // output rows it is a tap of.
+    auto add_row = [&](int k, const uint8_t* addr) {
       // Streaming loads: each byte is used by this block only, so keep it out of L1.
       const uint4 q = __ldcs(reinterpret_cast<const uint4*>(addr));
       const uint32_t words4[4] = {q.x, q.y, q.z, q.w};
@@ -156,6 +147,22 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
         const uint32_t wt = (t == 2) ? 6u : (t == 1 || t == 3) ? 4u : 1u;
 #pragma unroll
         for (int i = 0; i < 8; ++i) acc[j][i] += wt * p[i];
+      }
+    };
+    // Two unrolled copies, so that the lookups of the rare one cost the
+    // common one no registers.
+    if (inside) {
+      const uint8_t* base = a.chunk.data + size_t(iy0 - a.chunk.y0) * a.chunk.pitch + a0 + 16 * w;
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) add_row(k, base + k * a.chunk.pitch);
+    } else {
+      const uint8_t* first = row_ptr(a, a.chunk.y0);
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) {
+        const uint8_t* row = row_ptr(a, reflect101(iy0 + k, a.in_height));
+        // Rows past the end serve only outputs that are never stored.
+        if (!row) row = first;
+        add_row(k, row + a0 + 16 * w);
       }
     }
 #pragma unroll

@@ -215,6 +215,11 @@ void JpegEncoder::encode_coefficients(const int16_t* coefs, std::vector<uint8_t>
 
 namespace {
 
+// The one-line error for a damaged tile, with libjpeg's own words.
+InputError corrupt(const ErrorMgr& err, const std::string& what) {
+  return InputError("corrupt JPEG data in " + what + ": " + err.message);
+}
+
 void begin_tile(ErrorMgr& err, size_t n, const std::string& what) {
   err.corrupt = false;
   err.message[0] = 0;
@@ -254,7 +259,7 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
   // libjpeg's errors longjmp here (read_headers' frame is unwound with them).
   if (setjmp(st_->err.jump)) {
     jpeg_abort_decompress(&d);
-    throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+    throw corrupt(st_->err, what);
   }
   read_headers(d, data, n, tables);
   const int want = dst.fmt.channels;
@@ -304,7 +309,7 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
   // Rows past dst (the padding of an edge tile) are never needed.
   jpeg_abort_decompress(&d);
   if (st_->err.corrupt)
-    throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+    throw corrupt(st_->err, what);
 }
 
 bool JpegDecoder::decode_coefficients(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,
@@ -315,7 +320,7 @@ bool JpegDecoder::decode_coefficients(const uint8_t* data, size_t n, const std::
   // libjpeg's errors longjmp here (read_headers' frame is unwound with them).
   if (setjmp(st_->err.jump)) {
     jpeg_abort_decompress(&d);
-    throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+    throw corrupt(st_->err, what);
   }
   read_headers(d, data, n, tables);
   bool fits = d.num_components == layout.components && d.data_precision == 8 &&
@@ -346,7 +351,7 @@ bool JpegDecoder::decode_coefficients(const uint8_t* data, size_t n, const std::
     for (int k = 0; k < 64; ++k) quant[c * 64 + k] = comp.quant_table->quantval[k];
   }
   jpeg_abort_decompress(&d);
-  if (st_->err.corrupt) throw InputError("corrupt JPEG data in " + what + ": " + st_->err.message);
+  if (st_->err.corrupt) throw corrupt(st_->err, what);
   return true;
 }
 

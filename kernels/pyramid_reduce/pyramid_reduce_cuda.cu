@@ -6,10 +6,12 @@
 //   vertical sums of 4 output rows in registers as packed 16-bit pairs (8-bit
 //   sums never exceed 16*255, so plain 32-bit adds never carry across the
 //   pair); the sums go to shared memory and the horizontal pass reads them
-//   there. Every input byte is read from DRAM about once.
-// * reduce_generic, for the edge blocks and 16-bit samples: stages the
-//   (2 kBx + 3) x (2 kBy + 3) input pixels it needs in shared memory, mirrored
-//   at the level's edges, one sample per thread.
+//   there. Every input byte is read from DRAM about once. The edge columns
+//   of the level (or of the held columns) are generic tiles in the same
+//   launch.
+// * reduce_generic, for 16-bit samples and levels too narrow for a fast
+//   block: stages the (2 kBx + 3) x (2 kBy + 3) input pixels a tile needs in
+//   shared memory, mirrored at the level's edges, one sample per thread.
 #include "engine/cuda/cuda_check.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
 
@@ -36,6 +38,51 @@ __device__ __forceinline__ const uint8_t* row_ptr(const ReduceLaunch& a, int64_t
   if (sy >= a.chunk.y0 && sy < a.chunk.y0 + a.chunk.n) return a.chunk.data + size_t(sy - a.chunk.y0) * a.chunk.pitch;
   if (sy >= a.carry.y0 && sy < a.carry.y0 + a.carry.n) return a.carry.data + size_t(sy - a.carry.y0) * a.carry.pitch;
   return nullptr;
+}
+
+// One kBx x kBy tile of outputs from (ox0, oy0), columns clipped to
+// [x_lo, x_hi): stages the input window, mirrored at the level's edges.
+template <class T, int C>
+__device__ void generic_tile(const ReduceLaunch& a, int64_t ox0, int64_t oy0, int64_t x_lo, int64_t x_hi,
+                             T (*s_in)[kInW * C], unsigned (*s_v)[kInW * C]) {
+  using Acc = unsigned int;
+  const int64_t ix0 = 2 * ox0 - 2, iy0 = 2 * oy0 - 2;
+
+  // Stage the input window. Rows come from carry or chunk; columns mirror.
+  for (int i = threadIdx.x; i < kInH * kInW * C; i += kThreads) {
+    const int r = i / (kInW * C), rc = i - r * (kInW * C);
+    const int col = rc / C, ch = rc - col * C;
+    const int64_t sy = reflect101(iy0 + r, a.in_height);
+    const int64_t sx = reflect101(ix0 + col, a.in_width);
+    // Rows or columns past what this block outputs may be absent: keep them
+    // zero (their sums are never used).
+    const bool in_carry = sy >= a.carry.y0 && sy < a.carry.y0 + a.carry.n;
+    const bool in_chunk = sy >= a.chunk.y0 && sy < a.chunk.y0 + a.chunk.n;
+    T v = 0;
+    if ((in_carry || in_chunk) && sx >= a.in_x0 && sx < a.in_x0 + a.in_w) {
+      const DeviceRows& rows = in_chunk ? a.chunk : a.carry;
+      const T* p = reinterpret_cast<const T*>(rows.data + size_t(sy - rows.y0) * rows.pitch);
+      v = p[(sx - a.in_x0) * C + ch];
+    }
+    s_in[r][rc] = v;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kBy * kInW * C; i += kThreads) {
+    const int j = i / (kInW * C), c = i - j * (kInW * C);
+    s_v[j][c] = Acc(s_in[2 * j][c]) + Acc(s_in[2 * j + 4][c]) + 4u * (Acc(s_in[2 * j + 1][c]) + Acc(s_in[2 * j + 3][c])) +
+                6u * Acc(s_in[2 * j + 2][c]);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kBy * kBx * C; i += kThreads) {
+    const int j = i / (kBx * C), xc = i - j * (kBx * C);
+    const int x = xc / C, ch = xc - x * C;
+    const int64_t oy = oy0 + j, ox = ox0 + x;
+    if (oy >= a.y_end || ox < x_lo || ox >= x_hi) continue;
+    const Acc* v = &s_v[j][2 * x * C + ch];
+    const Acc s = v[0] + v[4 * C] + 4u * (v[C] + v[3 * C]) + 6u * v[2 * C] + 128u;
+    T* out = reinterpret_cast<T*>(a.out + size_t(oy - a.out_y0) * a.out_pitch);
+    out[(ox - a.out_x0) * C + ch] = T(s >> 8);
+  }
 }
 
 // Output pixels per block row for the fast kernel: the input span
@@ -93,22 +140,45 @@ __device__ __forceinline__ void quad_from_pairs(const uint32_t* s, uint32_t (&ou
     }
 }
 
-// Three blocks per SM (85 registers, no spills): 0.263 ms for a 16384x8192
-// RGB level on an H100; four (64 registers) spill since the vertical pass
-// has its two unrolled copies (0.27 ms). tools/bench/reduce_bench.cu.
+// Three blocks per SM, no spills: 0.230 ms for a 16384x8192 RGB level on an
+// H100; four (64 registers, no spills with the early stores) are as fast,
+// five spill (0.240 ms). tools/bench/reduce_bench.cu.
 #ifndef TW_REDUCE_MIN_BLOCKS
 #define TW_REDUCE_MIN_BLOCKS 3
 #endif
+
+// The fast blocks' columns [x0, x1), and how many generic tiles of kBx
+// columns cover the columns left of them; those right of them follow.
+struct FastSplit {
+  int64_t x0 = 0, x1 = 0;
+  int left = 0, fast = 0;
+};
+
 template <int C>
-__global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast(ReduceLaunch a) {
+__global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast(ReduceLaunch a, FastSplit f) {
   constexpr int kBxF = fast_bx<C>();
   // Vertical sums as 16-bit values, one row of kWords*16 per output row
   // (dynamic: taller blocks need more than the 48 KB of static memory).
   extern __shared__ uint4 s_dyn[];
   auto s_v = reinterpret_cast<uint32_t(*)[kWords * 8]>(s_dyn);
 
-  const int64_t ox0 = a.x_begin + int64_t(blockIdx.x) * kBxF;
   const int64_t oy0 = a.y_begin + int64_t(blockIdx.y) * kFastBy;
+  const int bx = int(blockIdx.x) - f.left;
+  if (bx < 0 || bx >= f.fast) {
+    // The edge columns, whose inputs mirror, in the same launch: as kernels
+    // of their own, after the fast one, they took a fifth of the time.
+    const bool left = bx < 0;
+    const int64_t ox0 = left ? a.x_begin + int64_t(blockIdx.x) * kBx : f.x1 + int64_t(bx - f.fast) * kBx;
+    constexpr size_t kInBytes = (size_t{kInH} * kInW * C + 15) & ~size_t{15};
+    static_assert(kInBytes + size_t{kBy} * kInW * C * sizeof(unsigned) <= kFastSmem, "generic tile fits");
+    static_assert(kFastBy % kBy == 0, "whole generic tiles");
+    auto g_in = reinterpret_cast<uint8_t(*)[kInW * C]>(s_dyn);
+    auto g_v = reinterpret_cast<unsigned(*)[kInW * C]>(reinterpret_cast<uint8_t*>(s_dyn) + kInBytes);
+    for (int r = 0; r < kFastBy; r += kBy)
+      generic_tile<uint8_t, C>(a, ox0, oy0 + r, left ? a.x_begin : f.x1, left ? f.x0 : a.x_end, g_in, g_v);
+    return;
+  }
+  const int64_t ox0 = f.x0 + int64_t(bx) * kBxF;
   const int64_t b0 = (2 * ox0 - 2 - a.in_x0) * C;  // first input byte needed, in held-row coordinates
   const int64_t a0 = b0 & ~int64_t{15};
   const int shift = int(b0 - a0);
@@ -128,11 +198,18 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
     // each row is looked up and mirrored, which took ~80 instructions a row.
     const bool inside = iy0 >= 0 && iy0 + kRows <= a.in_height && iy0 >= a.chunk.y0 &&
                         iy0 + kRows <= a.chunk.y0 + a.chunk.n;
+    auto store_row = [&](int j) {
+      uint4* dst = reinterpret_cast<uint4*>(&s_v[g * kGroupRows + j][8 * w]);
+      dst[0] = make_uint4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
+      dst[1] = make_uint4(acc[j][4], acc[j][5], acc[j][6], acc[j][7]);
+    };
     // Input row k of the group (its 16 bytes at addr) into the sums of the
     // output rows it is a tap of.
     auto add_row = [&](int k, const uint8_t* addr) {
-      // Streaming loads: each byte is used by this block only, so keep it out of L1.
-      const uint4 q = __ldcs(reinterpret_cast<const uint4*>(addr));
+      // Through L1 (not streaming): a group's first three rows are the
+      // previous group's last three, read at about the same time (0.246 ->
+      // 0.230 ms with the early stores below; __ldcs was 0.262).
+      const uint4 q = __ldg(reinterpret_cast<const uint4*>(addr));
       const uint32_t words4[4] = {q.x, q.y, q.z, q.w};
       uint32_t p[8];  // byte pairs (2i, 2i+1) widened to packed 16-bit lanes
 #pragma unroll
@@ -147,6 +224,8 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
         const uint32_t wt = (t == 2) ? 6u : (t == 1 || t == 3) ? 4u : 1u;
 #pragma unroll
         for (int i = 0; i < 8; ++i) acc[j][i] += wt * p[i];
+        // Its last tap: store it now and free its registers for the loads.
+        if (t == 4) store_row(j);
       }
     };
     // Two unrolled copies, so that the lookups of the rare one cost the
@@ -164,12 +243,6 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
         if (!row) row = first;
         add_row(k, row + a0 + 16 * w);
       }
-    }
-#pragma unroll
-    for (int j = 0; j < kGroupRows; ++j) {
-      uint4* dst = reinterpret_cast<uint4*>(&s_v[g * kGroupRows + j][8 * w]);
-      dst[0] = make_uint4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
-      dst[1] = make_uint4(acc[j][4], acc[j][5], acc[j][6], acc[j][7]);
     }
   }
   __syncthreads();
@@ -200,49 +273,10 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
 
 template <class T, int C>
 __global__ void __launch_bounds__(kThreads) reduce_generic(ReduceLaunch a) {
-  using Acc = unsigned int;
   __shared__ T s_in[kInH][kInW * C];
-  __shared__ Acc s_v[kBy][kInW * C];
-
-  const int64_t ox0 = a.x_begin + int64_t(blockIdx.x) * kBx;
-  const int64_t oy0 = a.y_begin + int64_t(blockIdx.y) * kBy;
-  const int64_t ix0 = 2 * ox0 - 2, iy0 = 2 * oy0 - 2;
-
-  // Stage the input window. Rows come from carry or chunk; columns mirror.
-  for (int i = threadIdx.x; i < kInH * kInW * C; i += kThreads) {
-    const int r = i / (kInW * C), rc = i - r * (kInW * C);
-    const int col = rc / C, ch = rc - col * C;
-    const int64_t sy = reflect101(iy0 + r, a.in_height);
-    const int64_t sx = reflect101(ix0 + col, a.in_width);
-    // Rows or columns past what this block outputs may be absent: keep them
-    // zero (their sums are never used).
-    const bool in_carry = sy >= a.carry.y0 && sy < a.carry.y0 + a.carry.n;
-    const bool in_chunk = sy >= a.chunk.y0 && sy < a.chunk.y0 + a.chunk.n;
-    T v = 0;
-    if ((in_carry || in_chunk) && sx >= a.in_x0) {
-      const DeviceRows& rows = in_chunk ? a.chunk : a.carry;
-      const T* p = reinterpret_cast<const T*>(rows.data + size_t(sy - rows.y0) * rows.pitch);
-      v = p[(sx - a.in_x0) * C + ch];
-    }
-    s_in[r][rc] = v;
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < kBy * kInW * C; i += kThreads) {
-    const int j = i / (kInW * C), c = i - j * (kInW * C);
-    s_v[j][c] = Acc(s_in[2 * j][c]) + Acc(s_in[2 * j + 4][c]) + 4u * (Acc(s_in[2 * j + 1][c]) + Acc(s_in[2 * j + 3][c])) +
-                6u * Acc(s_in[2 * j + 2][c]);
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < kBy * kBx * C; i += kThreads) {
-    const int j = i / (kBx * C), xc = i - j * (kBx * C);
-    const int x = xc / C, ch = xc - x * C;
-    const int64_t oy = oy0 + j, ox = ox0 + x;
-    if (oy >= a.y_end || ox >= a.x_end) continue;
-    const Acc* v = &s_v[j][2 * x * C + ch];
-    const Acc s = v[0] + v[4 * C] + 4u * (v[C] + v[3 * C]) + 6u * v[2 * C] + 128u;
-    T* out = reinterpret_cast<T*>(a.out + size_t(oy - a.out_y0) * a.out_pitch);
-    out[(ox - a.out_x0) * C + ch] = T(s >> 8);
-  }
+  __shared__ unsigned s_v[kBy][kInW * C];
+  generic_tile<T, C>(a, a.x_begin + int64_t(blockIdx.x) * kBx, a.y_begin + int64_t(blockIdx.y) * kBy, a.x_begin,
+                     a.x_end, s_in, s_v);
 }
 
 template <class T>
@@ -259,8 +293,9 @@ void launch_generic(const ReduceLaunch& a, cudaStream_t s) {
   TW_CUDA_CHECK_LAUNCH();
 }
 
-// The fast kernel takes whole blocks whose input span lies inside the held
-// columns and the level; the generic kernel takes the columns either side.
+// The fast blocks take whole spans whose input lies inside the held columns
+// and the level; generic tiles in the same launch take the columns either
+// side.
 template <int C>
 void launch_u8(const ReduceLaunch& a, cudaStream_t s) {
   constexpr int64_t bx = fast_bx<C>();
@@ -278,22 +313,18 @@ void launch_u8(const ReduceLaunch& a, cudaStream_t s) {
     launch_generic<uint8_t>(a, s);
     return;
   }
-  const int64_t f1 = f0 + nb * bx;
-  ReduceLaunch m = a;
-  m.x_begin = f0, m.x_end = f1;
-  const dim3 grid(unsigned(nb), unsigned((a.y_end - a.y_begin + kFastBy - 1) / kFastBy));
+  FastSplit f;
+  f.x0 = f0, f.x1 = f0 + nb * bx;
+  f.left = int((f0 - a.x_begin + kBx - 1) / kBx), f.fast = int(nb);
+  const int64_t right = (a.x_end - f.x1 + kBx - 1) / kBx;
+  const dim3 grid(unsigned(f.left + nb + right), unsigned((a.y_end - a.y_begin + kFastBy - 1) / kFastBy));
   static const bool smem_ok = [] {
     return cudaFuncSetAttribute(reduce_u8_fast<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kFastSmem)) ==
            cudaSuccess;
   }();
   if (!smem_ok) TW_CUDA_CHECK(cudaGetLastError());
-  reduce_u8_fast<C><<<grid, kThreads, kFastSmem, s>>>(m);
+  reduce_u8_fast<C><<<grid, kThreads, kFastSmem, s>>>(a, f);
   TW_CUDA_CHECK_LAUNCH();
-  ReduceLaunch l = a, r = a;
-  l.x_end = f0;
-  r.x_begin = f1;
-  launch_generic<uint8_t>(l, s);
-  launch_generic<uint8_t>(r, s);
 }
 
 }  // namespace

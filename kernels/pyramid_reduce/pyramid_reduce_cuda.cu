@@ -166,7 +166,8 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
   const int bx = int(blockIdx.x) - f.left;
   if (bx < 0 || bx >= f.fast) {
     // The edge columns, whose inputs mirror, in the same launch: as kernels
-    // of their own, after the fast one, they took a fifth of the time.
+    // of their own they ran after the fast one with a few blocks per row
+    // (one level 0.262 -> 0.257 ms, seven 0.473 -> 0.453 ms together).
     const bool left = bx < 0;
     const int64_t ox0 = left ? a.x_begin + int64_t(blockIdx.x) * kBx : f.x1 + int64_t(bx - f.fast) * kBx;
     constexpr size_t kInBytes = (size_t{kInH} * kInW * C + 15) & ~size_t{15};

@@ -156,6 +156,12 @@ RunResult run_cli(const std::vector<std::string>& args, const RunOptions& opt) {
   return run(argv, opt);
 }
 
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return nlohmann::json::parse(f);
+}
+
 std::string python() { return "/usr/bin/python3"; }
 
 bool python_has(const std::string& module) {

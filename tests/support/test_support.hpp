@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/image.hpp"
 
 namespace tw::test {
@@ -46,6 +48,9 @@ std::string source_dir();
 
 // The Debian Python with numpy/scipy/skimage/tifffile; tests that need a
 // module it lacks skip with this message.
+// A JSON file (a --report), parsed: a malformed file fails the test.
+nlohmann::json read_json(const std::string& path);
+
 std::string python();
 bool python_has(const std::string& module);
 RunResult run_python(const std::string& script, const std::vector<std::string>& args);

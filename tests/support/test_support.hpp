@@ -38,7 +38,8 @@ struct RunResult {
 struct RunOptions {
   std::map<std::string, std::string> env;
   std::string cwd;              // empty: the test's own
-  double terminate_after = 0;   // > 0: send SIGTERM after this many seconds
+  double terminate_after = 0;   // > 0: send `signal` after this many seconds
+  int signal = 15;              // SIGTERM; 9 (SIGKILL) for a kill -9
 };
 
 RunResult run(const std::vector<std::string>& argv, const RunOptions& opt = {});

@@ -282,6 +282,40 @@ TEST_F(Hardening, NothingOutlivesAKill) {
   EXPECT_EQ(access(out.c_str(), F_OK), -1) << "a killed run left its output";
 }
 
+// --memory bounds every command on an input 8x the budget (the contract in
+// docs/HARDENING.md: the budget plus a fixed overhead per process).
+TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
+  test::TempDir tmp;
+  const auto base = test::run_cli({"pyramid", "synthetic:64x64", tmp.file("base.tif")});
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  const size_t budget = size_t{4} << 20, overhead = base.peak_rss_bytes + (size_t{24} << 20);
+  const std::string gray = "synthetic:5800x5800,gray", rgb = "synthetic:3400x3400";  // 33.6 and 34.7 MB
+  const std::string out = tmp.file("o.tif");
+  const std::vector<std::vector<std::string>> commands = {
+      {"pyramid", gray, out},
+      {"pyramid", rgb, out, "--compression", "deflate"},
+      {"filter", "gaussian", rgb, out, "--sigma", "2"},
+      {"filter", "canny", gray, out, "--low", "20", "--high", "60"},
+      {"filter", "threshold", gray, out, "--otsu"},
+      {"filter", "hed", rgb, out, "--tile", "128"},  // float32 x 3 results
+      {"edt", gray, out, "--tile", "128"},  // float32 results
+      {"fill-holes", gray, out},
+      {"hdome", gray, out, "--h", "20"},
+      {"reconstruct", gray, gray, out},
+      {"stats", rgb, "--histogram", "256"},
+  };
+  for (auto args : commands) {
+    args.insert(args.end(), {"--memory", "4M"});
+    const auto r = test::run_cli(args);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_LE(r.peak_rss_bytes, budget + overhead)
+        << args[0] << " " << args[1] << ": peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB, allowed "
+        << (budget + overhead) / 1048576.0;
+    std::printf("[ info     ] %s %s --memory 4M: peak RSS %.1f MiB, %.1f s\n", args[0].c_str(), args[1].c_str(),
+                r.peak_rss_bytes / 1048576.0, r.seconds);
+  }
+}
+
 // 8. JSON output parses, whatever the path holds.
 TEST_F(Hardening, JsonOutputIsValid) {
   const std::string odd = tmp_.file("a \"quoted\" \\ name\t.tif");

@@ -164,7 +164,7 @@ int cmd_filter(int argc, char** argv) {
     kernels::Threshold t;
     const SourceP g = gray();
     if (a.has("otsu")) {
-      const auto hist = ops::histogram(*g, kernels::ChannelHistogram<1>{}, b, "otsu histogram");
+      const auto hist = ops::histogram(*g, kernels::ChannelHistogram<1>{}, b, "otsu histogram", common.memory);
       t.t = kernels::otsu_threshold(hist);
       std::cout << "Otsu threshold: " << t.t << "\n";
       extra["otsu_threshold"] = t.t;

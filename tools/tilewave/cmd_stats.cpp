@@ -17,9 +17,9 @@ namespace tw::cli {
 namespace {
 
 template <int C>
-nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins) {
+nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins, size_t memory) {
   const LevelInfo& l0 = in.level(0);
-  const auto acc = ops::reduce(in, kernels::Stats<C>{}, b, "stats");
+  const auto acc = ops::reduce(in, kernels::Stats<C>{}, b, "stats", memory);
   const double n = static_cast<double>(l0.width) * static_cast<double>(l0.height);
   nlohmann::json lo, hi, mean, sum;
   for (int c = 0; c < C; ++c) {
@@ -36,7 +36,7 @@ nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins) {
     for (int c = 0; c < C; ++c) {
       kernels::ChannelHistogram<C> h;
       h.channel = c, h.n = bins;
-      const auto v = ops::histogram(in, h, b, "histogram");
+      const auto v = ops::histogram(in, h, b, "histogram", memory);
       hists.push_back(v);
       if (C == 1 && bins == 256) o["otsu_threshold"] = kernels::otsu_threshold(v);
     }
@@ -70,7 +70,8 @@ int cmd_stats(int argc, char** argv) {
   const PixelFormat f = in->info().fmt;
   if (f.type != SampleType::kU8 || (f.channels != 1 && f.channels != 3))
     throw InputError(in->info().path + " is " + f.str() + "; stats needs 8-bit gray or RGB");
-  const nlohmann::json o = f.channels == 1 ? stats_json<1>(*in, common.backend, bins) : stats_json<3>(*in, common.backend, bins);
+  const nlohmann::json o = f.channels == 1 ? stats_json<1>(*in, common.backend, bins, common.memory)
+                                           : stats_json<3>(*in, common.backend, bins, common.memory);
   std::cout << dump_json(o, 2) << "\n";
   return 0;
 }

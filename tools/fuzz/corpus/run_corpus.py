@@ -7,7 +7,7 @@ and classify what happened: the acceptance check of issue 14.
       [--memory 256M] [--threads N] [--json summary.json] [--examples 5]
 
 For each file (found recursively; names starting with '.' and *.json,
-*.jsonl, *.md, *.txt skipped), in order:
+*.jsonl, *.md, *.txt, *.log skipped), in order:
   BIN info IN
   BIN pyramid IN out.tif --memory 256M
   BIN pyramid IN out.tif --memory 256M --threads N     (only with --threads)
@@ -65,7 +65,7 @@ import tifffile
 
 BAD = ("CRASH", "HANG", "RSS", "MESSY", "LEFTOVER", "MODIFIED", "NOTE")
 GOOD = ("ok", "error")
-SKIP_SUFFIXES = (".json", ".jsonl", ".md", ".txt")
+SKIP_SUFFIXES = (".json", ".jsonl", ".md", ".txt", ".log")
 SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|"
                        r"ThreadSanitizer|MemorySanitizer|runtime error:|^==\d+==ERROR", re.M)
 CLEAN_ERROR = "tilewave: error:"

@@ -1,3 +1,4 @@
+#include "engine/warnings.hpp"
 #include "engine/pyramid/handoff_producer.hpp"
 
 #include <chrono>
@@ -46,8 +47,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
               room -= enc_need;
               split_encode = true;
             } catch (const CudaError& e) {
-              std::fprintf(stderr, "tilewave: warning: GPU JPEG transform unavailable (%s); encoding on the CPU\n",
-                           e.what());
+              warn(std::string("GPU JPEG transform unavailable (") + e.what() + "); encoding on the CPU");
             }
           }
           // Pinned buffers for the bands coming back, which the pipeline's
@@ -77,7 +77,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
               room -= coef_need;
               split = true;
             } catch (const CudaError& e) {
-              std::fprintf(stderr, "tilewave: warning: GPU IDCT unavailable (%s); decoding on the CPU\n", e.what());
+              warn(std::string("GPU IDCT unavailable (") + e.what() + "); decoding on the CPU");
             }
           }
           if (!split) {
@@ -103,7 +103,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
         TraceSpan span("gpu-jpeg-start", 0);
         raw->enable_jpeg(jpeg_tile);
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "tilewave: warning: GPU JPEG decoding unavailable (%s); decoding on the CPU\n", e.what());
+        warn(std::string("GPU JPEG decoding unavailable (") + e.what() + "); decoding on the CPU");
       }
     }
   });
@@ -120,14 +120,14 @@ void HandoffProducer::take_over(int64_t row) {
     g = ready_.get();
   } catch (const std::exception& e) {
     if (!backend_.optional) throw;
-    std::fprintf(stderr, "tilewave: warning: the GPU could not start (%s); continuing on the CPU\n", e.what());
+    warn(std::string("the GPU could not start (") + e.what() + "); continuing on the CPU");
   }
   if (!g) {
     // "cuda" without a usable device is an error, as it is for every other
     // command; with a device but too little memory, the CPU goes on.
     if (!backend_.optional && why_not_.empty()) resolve_backend(backend_);
     if (!why_not_.empty())
-      std::fprintf(stderr, "tilewave: warning: pyramid stays on the CPU: %s\n", why_not_.c_str());
+      warn("pyramid stays on the CPU: " + why_not_);
     gave_up_ = true;
     return;
   }

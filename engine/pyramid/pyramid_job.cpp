@@ -1,3 +1,4 @@
+#include "engine/warnings.hpp"
 #include "engine/pyramid/pyramid_job.hpp"
 
 #include <tbb/enumerable_thread_specific.h>
@@ -295,7 +296,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       } catch (const CudaError& e) {
         if (!gpu_jpeg) throw;
         // No usable nvJPEG after all: the CPU decodes, the GPU still reduces.
-        std::fprintf(stderr, "tilewave: warning: GPU JPEG decoding unavailable (%s); decoding on the CPU\n", e.what());
+        warn(std::string("GPU JPEG decoding unavailable (") + e.what() + "); decoding on the CPU");
         gpu_jpeg = false;
         producer = make_cuda_producer(a.backend.device, fmt, g.levels, T, *pool);
       }
@@ -306,15 +307,14 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
           producer->enable_jpeg_encode(encode_specs);
           room -= enc_need;
         } catch (const CudaError& e) {
-          std::fprintf(stderr, "tilewave: warning: GPU JPEG transform unavailable (%s); encoding on the CPU\n",
-                       e.what());
+          warn(std::string("GPU JPEG transform unavailable (") + e.what() + "); encoding on the CPU");
         }
       }
       if (coef_layout && cuda_coef_bytes(fmt, c0, T, *coef_layout, a.tokens + 1) <= room) {
         try {
           producer->enable_coefs(*coef_layout, a.tokens + 1);
         } catch (const CudaError& e) {
-          std::fprintf(stderr, "tilewave: warning: GPU IDCT unavailable (%s); decoding on the CPU\n", e.what());
+          warn(std::string("GPU IDCT unavailable (") + e.what() + "); decoding on the CPU");
         }
       }
     } else {

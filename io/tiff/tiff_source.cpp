@@ -131,6 +131,20 @@ std::string lower(std::string s) {
   return s;
 }
 
+// libtiff reads a directory whose offset or byte-count arrays are shorter
+// than its size needs by ignoring them or padding them with zeros, which
+// would read as an image of blank (sparse) tiles of whatever size the header
+// claims: a damaged file, refused.
+std::string damage_in(const std::string& warnings) {
+  for (const char* tag : {"StripOffsets", "StripByteCounts", "TileOffsets", "TileByteCounts"})
+    if (warnings.find(std::string("Incorrect count for \"") + tag + "\"") != std::string::npos)
+      return std::string("damaged directory: its ") + tag + " do not match its size";
+  return "";
+}
+
+// Reads the current directory's tags; the warnings libtiff gave since the
+// last take_tiff_warnings() (on reading this directory and its arrays) are
+// this directory's.
 Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   Dir d;
   d.index = index;
@@ -180,6 +194,8 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     d.unsupported = "image has no pixels (" + std::to_string(d.width) + "x" + std::to_string(d.height) + ")";
     return d;
   }
+  d.unsupported = damage_in(take_tiff_warnings());
+  if (!d.unsupported.empty()) return d;
   if (d.chunk_w <= 0 || d.chunk_h <= 0) {
     d.unsupported = "invalid tile size " + std::to_string(d.chunk_w) + "x" + std::to_string(d.chunk_h);
     return d;
@@ -646,6 +662,7 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
   im.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (im.fd < 0) throw InputError("cannot open " + path + ": " + std::strerror(errno));
 
+  take_tiff_warnings();  // another file's, on this thread
   TIFF* t = im.open_handle();
   std::vector<Dir> dirs;
   std::vector<uint64_t> subifds;

@@ -8,6 +8,7 @@
 
 #include "engine/cuda/device.hpp"
 #include "engine/trace.hpp"
+#include "engine/warnings.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
 
@@ -75,6 +76,10 @@ static int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const int rc = dispatch(argc, argv);
+  // Warnings are said when the command succeeded; a failed run's stderr is
+  // its one error line.
+  for (const std::string& w : tw::take_warnings())
+    if (rc == 0) std::fprintf(stderr, "tilewave: warning: %s\n", w.c_str());
   tw::cuda_settle();
   if (tw::trace_enabled()) tw::trace_record("exit", rc, std::chrono::steady_clock::now(), std::chrono::steady_clock::now());
   return rc;

@@ -1,3 +1,4 @@
+#include "engine/warnings.hpp"
 #include "tools/tilewave/output.hpp"
 
 #include <cstdlib>
@@ -46,16 +47,14 @@ class AssociatedCopier {
           // one takes its RGBA decode and the RGB copy: 7 bytes a pixel.
           const double bytes = 7.0 * static_cast<double>(assoc.width) * static_cast<double>(assoc.height);
           if (bytes > static_cast<double>(memory / 4)) {
-            std::fprintf(stderr, "tilewave: warning: associated image '%s' left out: %lldx%lld is too large for "
-                                 "--memory %s\n", assoc.name.c_str(), static_cast<long long>(assoc.width),
-                         static_cast<long long>(assoc.height), format_bytes(memory).c_str());
+            warn("associated image '" + assoc.name + "' left out: " + std::to_string(assoc.width) + "x" +
+                 std::to_string(assoc.height) + " is too large for --memory " + format_bytes(memory));
             continue;
           }
           try {
             sink.add_associated(assoc.name, src.read_associated(assoc.name));
           } catch (const InputError& e) {
-            std::fprintf(stderr, "tilewave: warning: associated image '%s' left out: %s\n", assoc.name.c_str(),
-                         e.what());
+            warn("associated image '" + assoc.name + "' left out: " + e.what());
           }
         }
       } catch (...) {
@@ -141,6 +140,15 @@ OutputResult write_output(const OutputRequest& req, const Args& a, const CommonO
   std::vector<PyramidLevelSpec> specs;
   for (size_t l = 0; l < sizes.size(); ++l)
     specs.push_back({sizes[l].first, sizes[l].second, l == 0 && r.passthrough ? *raw : ours});
+  // The writer's tile index lives for the whole run: checked before it is
+  // made (a header's size can ask for gigabytes of it), and taken off the
+  // pass's budget.
+  const size_t index = PyramidTiffWriter::index_bytes(specs);
+  if (index > job.memory / 4)
+    throw InputError(info.path + ": its pyramid of " + std::to_string(sizes[0].first) + "x" +
+                     std::to_string(sizes[0].second) + " pixels needs " + format_bytes(index) +
+                     " for the output's tile index, more than a quarter of --memory " + format_bytes(job.memory));
+  job.memory -= index;
   PyramidWriterOptions wopt;
   wopt.mpp_x = info.mpp_x;
   wopt.mpp_y = info.mpp_y;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/pyramid/pyramid_job.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 #include "io/codec/tile_codec.hpp"
 #include "io/tiff/pyramid_writer.hpp"
 

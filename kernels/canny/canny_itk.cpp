@@ -4,7 +4,6 @@
 #include <string>
 
 #include "engine/error.hpp"
-#include "engine/ops/run_op.hpp"
 
 namespace tw::kernels {
 
@@ -131,16 +130,6 @@ CannyItkClasses make_canny_itk_classes(const CannyItkParams& p) {
   c.upper = static_cast<float>(p.upper);
   c.lower = static_cast<float>(p.lower);
   return c;
-}
-
-CannyResult canny_itk(std::shared_ptr<const TileSource> gray, const CannyItkParams& p,
-                      ReconstructJob job) {
-  const ItkGaussian g = make_itk_gaussian(p);
-  const CannyItkClasses classes_op = make_canny_itk_classes(p);
-  auto smooth = ops::run_op(std::move(gray), g, job.backend, "canny (itk) discrete gaussian");
-  auto classes = ops::run_op(smooth, classes_op, job.backend, "canny (itk) zero crossings");
-  // ITK's FollowEdge visits the whole radius-1 neighbourhood: 8-connected.
-  return canny_hysteresis(*classes, 8, std::move(job));
 }
 
 }  // namespace tw::kernels

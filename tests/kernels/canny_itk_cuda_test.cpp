@@ -8,6 +8,7 @@
 
 #include "engine/memory_source.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny_itk.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/op_test.hpp"

@@ -5,6 +5,7 @@
 // sec. 4.3, after Boaventura & Gonzaga 2009), fractions of ITK's edge pixels:
 // detected = ours and ITK's, not detected = ITK's only, false alarms = ours
 // only; the thesis accepted its CUDA Canny at >= 99% / <= 1% / <= 1%.
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny_itk.hpp"
 
 #include <gtest/gtest.h>

@@ -6,6 +6,7 @@
 #include "engine/memory_source.hpp"
 #include "engine/ops/reduce.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 #include "kernels/hed/hed.hpp"

@@ -6,6 +6,7 @@
 #include "engine/memory_source.hpp"
 #include "engine/ops/run_op.hpp"
 #include "io/open_source.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/point/point_ops.hpp"
 #include "tests/support/test_support.hpp"

@@ -20,6 +20,7 @@
 
 #include "engine/memory_source.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 #include "kernels/sobel/sobel.hpp"

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "io/open_source.hpp"
-#include "kernels/edt/edt.hpp"
-#include "kernels/edt/edt_cuda.hpp"
+#include "jobs/edt/edt_job.hpp"
+#include "jobs/edt/edt_cuda_job.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
 #include "tools/tilewave/output.hpp"

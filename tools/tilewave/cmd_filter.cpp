@@ -10,6 +10,7 @@
 #include "engine/ops/reduce.hpp"
 #include "engine/ops/run_op.hpp"
 #include "io/open_source.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/canny/canny_itk.hpp"
 #include "kernels/gaussian/gaussian.hpp"

@@ -11,7 +11,7 @@
 
 #include "engine/map_source.hpp"
 #include "io/open_source.hpp"
-#include "kernels/reconstruct/reconstruct_job.hpp"
+#include "jobs/reconstruct/reconstruct_job.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
 #include "tools/tilewave/output.hpp"

@@ -1,4 +1,4 @@
-#include "engine/pyramid/level_producer.hpp"
+#include "jobs/pyramid/level_producer.hpp"
 
 namespace tw {
 namespace {

@@ -1,6 +1,6 @@
 // Builds without CUDA: no GPU distance transform.
 #include "engine/error.hpp"
-#include "kernels/edt/edt_cuda.hpp"
+#include "jobs/edt/edt_cuda_job.hpp"
 
 namespace tw {
 

@@ -1,5 +1,5 @@
 #include "engine/warnings.hpp"
-#include "engine/pyramid/pyramid_job.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
@@ -20,9 +20,9 @@
 #include "engine/memory.hpp"
 #include "engine/progress.hpp"
 #include "engine/cuda/device.hpp"
-#include "engine/pyramid/cascade.hpp"
-#include "engine/pyramid/handoff_producer.hpp"
-#include "engine/pyramid/level_producer.hpp"
+#include "jobs/pyramid/cascade.hpp"
+#include "jobs/pyramid/handoff_producer.hpp"
+#include "jobs/pyramid/level_producer.hpp"
 #include "engine/raw_raster.hpp"
 #include "engine/trace.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"

@@ -1,4 +1,4 @@
-#include "kernels/jpeg_idct/jpeg_idct_cuda.hpp"
+#include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
 
 #include "engine/cuda/cuda_check.hpp"
 

@@ -17,10 +17,10 @@
 #include <thread>
 
 #include "engine/cuda/resources.hpp"
-#include "engine/pyramid/level_producer.hpp"
+#include "jobs/pyramid/level_producer.hpp"
 #include "engine/memory.hpp"
-#include "kernels/jpeg_fdct/jpeg_fdct_cuda.hpp"
-#include "kernels/jpeg_idct/jpeg_idct_cuda.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
+#include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
 #ifdef TW_HAVE_NVJPEG
 #include "engine/cuda/nvjpeg_decoder.hpp"

@@ -1,7 +1,7 @@
-#include "kernels/jpeg_fdct/jpeg_fdct_cuda.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
 
 #include "engine/cuda/cuda_check.hpp"
-#include "kernels/jpeg_fdct/jpeg_fdct_math.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct_math.hpp"
 
 namespace tw {
 namespace {

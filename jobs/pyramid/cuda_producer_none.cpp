@@ -1,6 +1,6 @@
 // Builds without CUDA: the producer does not exist.
 #include "engine/error.hpp"
-#include "engine/pyramid/level_producer.hpp"
+#include "jobs/pyramid/level_producer.hpp"
 
 namespace tw {
 

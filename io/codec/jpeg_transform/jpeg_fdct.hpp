@@ -1,5 +1,5 @@
 #pragma once
-// The forward half of a JPEG tile encode (kernels/jpeg_fdct/jpeg_fdct_math.hpp)
+// The forward half of a JPEG tile encode (io/codec/jpeg_transform/jpeg_fdct_math.hpp)
 // on the CPU: the reference the GPU kernel is checked against, and the
 // proof (tests) that entropy-coding its coefficients gives libjpeg-turbo's
 // own bytes.

@@ -13,9 +13,9 @@
 #include "engine/cuda/resources.hpp"
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
-#include "kernels/edt/edt_cuda.hpp"
+#include "jobs/edt/edt_cuda_job.hpp"
 #include "kernels/edt/edt_cuda_kernels.hpp"
-#include "kernels/edt/edt_support.hpp"
+#include "jobs/edt/edt_support.hpp"
 
 namespace tw {
 namespace {

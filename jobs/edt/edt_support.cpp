@@ -1,4 +1,4 @@
-#include "kernels/edt/edt_support.hpp"
+#include "jobs/edt/edt_support.hpp"
 
 namespace tw {
 

@@ -1,9 +1,9 @@
-#include "kernels/jpeg_fdct/jpeg_fdct.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct.hpp"
 
 #include <vector>
 
 #include "engine/error.hpp"
-#include "kernels/jpeg_fdct/jpeg_fdct_math.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct_math.hpp"
 
 namespace tw {
 

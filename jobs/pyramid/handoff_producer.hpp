@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
-#include "engine/pyramid/level_producer.hpp"
+#include "jobs/pyramid/level_producer.hpp"
 
 namespace tw {
 

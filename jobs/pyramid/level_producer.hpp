@@ -13,7 +13,7 @@
 #include "engine/codec_kind.hpp"
 #include "engine/image_pool.hpp"
 #include "engine/jpeg_coefs.hpp"
-#include "engine/pyramid/cascade.hpp"
+#include "jobs/pyramid/cascade.hpp"
 
 namespace tw {
 

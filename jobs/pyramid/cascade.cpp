@@ -1,4 +1,4 @@
-#include "engine/pyramid/cascade.hpp"
+#include "jobs/pyramid/cascade.hpp"
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>

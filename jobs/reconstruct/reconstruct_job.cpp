@@ -1,4 +1,4 @@
-#include "kernels/reconstruct/reconstruct_job.hpp"
+#include "jobs/reconstruct/reconstruct_job.hpp"
 
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>

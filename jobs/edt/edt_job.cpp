@@ -11,54 +11,11 @@
 
 #include "engine/error.hpp"
 #include "engine/memory_source.hpp"
-#include "kernels/edt/edt.hpp"
-#include "kernels/edt/edt_support.hpp"
+#include "jobs/edt/edt_job.hpp"
+#include "kernels/edt/edt_row.hpp"
+#include "jobs/edt/edt_support.hpp"
 
 namespace tw {
-namespace {
-
-template <class I>
-I floor_div(I a, I b) {  // b > 0
-  const I q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-// Meijster's row pass in integers of type I (32-bit where every sum fits:
-// its divisions are much cheaper than 64-bit ones).
-template <class I>
-void row_pass(const I* g2, int64_t n, I* out, I* s, I* t) {
-  auto f = [&](I x, I i) { return (x - i) * (x - i) + g2[i]; };
-  // Where the parabola of u overtakes the one of i (Meijster's Sep). For
-  // 32-bit sums the quotient is exact in double precision (|num| < 2^31,
-  // den < 2^16: a non-integer quotient lies >= 2^-16 from an integer, far
-  // above the rounding error), and a double division is much cheaper.
-  auto sep = [&](I i, I u) {
-    const I num = u * u - i * i + g2[u] - g2[i], den = 2 * (u - i);
-    if constexpr (sizeof(I) == 4) return static_cast<I>(std::floor(static_cast<double>(num) / den));
-    else return floor_div<I>(num, den);
-  };
-  int64_t q = 0;
-  s[0] = 0, t[0] = 0;
-  for (I u = 1; u < static_cast<I>(n); ++u) {
-    while (q >= 0 && f(t[q], s[q]) > f(t[q], u)) --q;
-    if (q < 0) {
-      q = 0, s[0] = u;
-    } else {
-      const I w = 1 + sep(s[q], u);
-      if (w < static_cast<I>(n)) ++q, s[q] = u, t[q] = w;
-    }
-  }
-  for (I u = static_cast<I>(n) - 1; u >= 0; --u) {
-    out[u] = f(u, s[q]);
-    if (u == t[q]) --q;
-  }
-}
-
-}  // namespace
-
-void edt_row(const int64_t* g2, int64_t n, int64_t, int64_t* out, int64_t* s, int64_t* t) {
-  row_pass<int64_t>(g2, n, out, s, t);
-}
 
 std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
                                                     const std::string& scratch_near, EdtStats* stats) {
@@ -174,12 +131,12 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
       if (small) {
         sc.g2s.resize(w), sc.d2s.resize(w), sc.ss.resize(w), sc.ts.resize(w);
         for (int64_t x = 0; x < W; ++x) sc.g2s[x] = c[x] >= kInf ? static_cast<int32_t>(inf2) : c[x] * c[x];
-        row_pass<int32_t>(sc.g2s.data(), W, sc.d2s.data(), sc.ss.data(), sc.ts.data());
+        edt::row_pass<int32_t>(sc.g2s.data(), W, sc.d2s.data(), sc.ss.data(), sc.ts.data());
         finish(sc.d2s.data());
       } else {
         sc.g2.resize(w), sc.d2.resize(w), sc.s.resize(w), sc.t.resize(w);
         for (int64_t x = 0; x < W; ++x) sc.g2[x] = c[x] >= kInf ? inf2 : int64_t{c[x]} * c[x];
-        row_pass<int64_t>(sc.g2.data(), W, sc.d2.data(), sc.s.data(), sc.t.data());
+        edt::row_pass<int64_t>(sc.g2.data(), W, sc.d2.data(), sc.s.data(), sc.t.data());
         finish(sc.d2.data());
       }
     });

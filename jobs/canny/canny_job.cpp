@@ -1,4 +1,4 @@
-#include "kernels/canny/canny.hpp"
+#include "jobs/canny/canny_job.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,6 +43,15 @@ CannyResult canny_classic(std::shared_ptr<const TileSource> gray, const CannyPar
   const CannyNms nms = make_canny_nms(p.low, p.high);
   auto smooth = ops::run_op(std::move(gray), make_gaussian<1>(p.sigma), job.backend, "canny smoothing");
   auto classes = ops::run_op(smooth, nms, job.backend, "canny non-maximum suppression");
+  return canny_hysteresis(*classes, 8, std::move(job));
+}
+
+CannyResult canny_itk(std::shared_ptr<const TileSource> gray, const CannyItkParams& p, ReconstructJob job) {
+  const ItkGaussian g = make_itk_gaussian(p);
+  const CannyItkClasses classes_op = make_canny_itk_classes(p);
+  auto smooth = ops::run_op(std::move(gray), g, job.backend, "canny (itk) discrete gaussian");
+  auto classes = ops::run_op(smooth, classes_op, job.backend, "canny (itk) zero crossings");
+  // ITK's FollowEdge visits the whole radius-1 neighbourhood: 8-connected.
   return canny_hysteresis(*classes, 8, std::move(job));
 }
 

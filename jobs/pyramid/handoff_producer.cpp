@@ -1,5 +1,5 @@
 #include "engine/warnings.hpp"
-#include "engine/pyramid/handoff_producer.hpp"
+#include "jobs/pyramid/handoff_producer.hpp"
 
 #include <chrono>
 #include <cstdio>

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/edt/edt.hpp"
+#include "jobs/edt/edt_job.hpp"
 
 namespace tw {
 

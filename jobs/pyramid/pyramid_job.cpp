@@ -276,7 +276,8 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   if (a.backend.is_cuda() && one_stripe && !a.capture && fmt.type == SampleType::kU8) {
     encode_specs.resize(g.levels.size());
     for (int k = 1; k <= g.K; ++k) {
-      std::optional<JpegCoefSpec> sp = a.sink->jpeg_coef_spec(k + a.level_offset);
+      std::optional<JpegCoefSpec> sp =
+          a.sink->jpeg_coefs() ? a.sink->jpeg_coefs()->jpeg_coef_spec(k + a.level_offset) : std::nullopt;
       if (sp && sp->layout.tile == T && sp->layout.components == fmt.channels) encode_specs[static_cast<size_t>(k)] = sp;
     }
   }
@@ -460,7 +461,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       TileTask& task = t->tasks[i];
       if (task.coef) {
         TraceSpan span("entropy-encode-tile", task.level);
-        a.sink->encode_coefficients(task.level + a.level_offset, task.coef, task.bytes);
+        a.sink->jpeg_coefs()->encode_coefficients(task.level + a.level_offset, task.coef, task.bytes);
         task.coefs.reset();
         task.coef = nullptr;
         ++cnt.gpu_transformed;
@@ -639,12 +640,6 @@ bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJob
 }
 
 }  // namespace
-
-std::optional<JpegCoefSpec> PyramidSink::jpeg_coef_spec(int) const { return std::nullopt; }
-
-void PyramidSink::encode_coefficients(int, const int16_t*, std::vector<uint8_t>&) {
-  throw InternalError("encode_coefficients on a sink without JPEG levels");
-}
 
 std::vector<std::pair<int64_t, int64_t>> plan_pyramid_levels(const TileSource& src, int64_t min_size) {
   if (min_size < 1) throw InputError("--min-size must be at least 1, not " + std::to_string(min_size));

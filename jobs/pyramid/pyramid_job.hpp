@@ -9,29 +9,10 @@
 
 #include "engine/backend.hpp"
 #include "engine/jpeg_coefs.hpp"
+#include "engine/pyramid_sink.hpp"
 #include "engine/tile_source.hpp"
 
 namespace tw {
-
-// Where finished tiles go (a pyramidal TIFF writer, a DeepZoom writer, ...).
-class PyramidSink {
- public:
-  virtual ~PyramidSink() = default;
-  // Called from many threads at once: compress one tile of a level. The
-  // tile is exactly tile x tile pixels (edge tiles padded by replication).
-  virtual void encode(int level, const ImageView& tile, std::vector<uint8_t>& out) = 0;
-  // Called from one thread at a time, tiles in any order.
-  virtual void write(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& bytes) = 0;
-  // Rough compressed size of a tile relative to its raw size, for planning memory.
-  virtual double compression_ratio_estimate() const { return 1.0; }
-  // The split encode (engine/jpeg_coefs.hpp): for a level written as JPEG
-  // of square tiles, its encoder's coefficient layout and quantisation
-  // tables (else none); encode_coefficients (many threads at once) then
-  // entropy-codes coefficients computed from a tile's pixels into the bytes
-  // encode() would make from those pixels.
-  virtual std::optional<JpegCoefSpec> jpeg_coef_spec(int level) const;
-  virtual void encode_coefficients(int level, const int16_t* coefs, std::vector<uint8_t>& out);
-};
 
 struct PyramidJobOptions {
   int64_t tile = 256;

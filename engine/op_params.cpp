@@ -107,14 +107,19 @@ int64_t OpParams::integer_in(const std::string& name, int64_t lo, int64_t hi) co
   return parse_integer_param(name, raw(spec(name)), lo, hi);
 }
 
+double OpParams::real_in(const std::string& name, double lo, double hi) const {
+  return parse_real_param(name, raw(spec(name)), lo, hi);
+}
+
 std::string OpParams::choice(const std::string& name) const {
   const ParamSpec& s = spec(name);
   const std::string v = raw(s);
   for (const auto& c : s.choices)
     if (c == v) return v;
   std::string all;
-  for (const auto& c : s.choices) all += (all.empty() ? "" : ", ") + c;
-  throw ParamError("--" + name + " " + v + ": expected one of " + all);
+  for (size_t i = 0; i < s.choices.size(); ++i)
+    all += (i == 0 ? "" : i + 1 == s.choices.size() ? " or " : ", ") + s.choices[i];
+  throw ParamError("--" + name + " " + v + ": expected " + all);
 }
 
 std::string OpParams::text(const std::string& name) const { return raw(spec(name)); }

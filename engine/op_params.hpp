@@ -68,6 +68,7 @@ class OpParams {
   // The same reads with a range narrower than the declared one (one that
   // depends on the input, e.g. h-dome's height on the pixel type).
   int64_t integer_in(const std::string& name, int64_t lo, int64_t hi) const;
+  double real_in(const std::string& name, double lo, double hi) const;
 
   // Checks every given value and every required one.
   void check_all() const;

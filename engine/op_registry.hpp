@@ -29,6 +29,13 @@ enum class OpCategory {
 };
 const char* category_name(OpCategory c);
 
+// An input as an op's type check sees it: its pixel type, and a name for
+// messages (the file, or the pipeline step that makes it).
+struct ImageType {
+  PixelFormat fmt;
+  std::string name;
+};
+
 // What an op gives back: an image (a source computed on reads, or a store
 // the op filled), numbers, or both.
 struct OpResult {
@@ -36,6 +43,7 @@ struct OpResult {
   nlohmann::json values = nlohmann::json::object();  // reductions' results, figures for the report
   std::vector<std::string> messages;                // lines for the user ("Otsu threshold: 103")
   std::string description;                          // for the output file ("Tilewave filter gaussian")
+  std::string summary;                              // how it went, for the "wrote ..." line
 };
 
 struct OpDef {
@@ -56,8 +64,9 @@ struct OpDef {
   std::function<int(const OpParams&)> halo;
   // The output's pixel type for these inputs, or InputError naming the op
   // and the input it cannot take.
-  std::function<PixelFormat(const std::vector<PixelFormat>&, const OpParams&)> output_format;
-  // Runs on the context (backend, budgets); inputs as the user gave them.
+  std::function<PixelFormat(const std::vector<ImageType>&, const OpParams&)> output_format;
+  // Runs on the context (backend, budgets): inputs already type-checked,
+  // their readers' memory already set apart (jobs/op_runner.hpp runs ops).
   std::function<OpResult(const std::vector<std::shared_ptr<const TileSource>>&, const OpParams&, ExecContext&)> run;
 
   OpParams params_for() const { return OpParams(name, &params); }

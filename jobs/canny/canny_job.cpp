@@ -8,7 +8,7 @@
 #include "engine/ops/run_op.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 namespace {
 
@@ -55,4 +55,4 @@ CannyResult canny_itk(std::shared_ptr<const TileSource> gray, const CannyItkPara
   return canny_hysteresis(*classes, 8, std::move(job));
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

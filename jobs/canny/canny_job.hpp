@@ -9,7 +9,7 @@
 #include "kernels/canny/canny.hpp"
 #include "kernels/canny/canny_itk.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 // The edge map (255 edge, 0 not) and the hysteresis' figures.
 struct CannyResult {
@@ -28,4 +28,4 @@ CannyResult canny_itk(std::shared_ptr<const TileSource> gray, const CannyItkPara
 // the wavefront engine; shared by the Canny variants.
 CannyResult canny_hysteresis(const TileSource& classes, int connectivity, ReconstructJob job);
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -195,4 +195,15 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
 }
 }  // namespace
 
+ReconstructJob reconstruct_job(const ExecContext& ctx, ReconstructParams params, bool clip) {
+  ReconstructJob job;
+  job.params = params;
+  job.clip = clip;
+  job.tile = ctx.tile;
+  job.memory = ctx.memory;
+  job.scratch_near = ctx.scratch_near;
+  job.backend = ctx.backend;
+  return job;
+}
+
 }  // namespace tw

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/backend.hpp"
+#include "engine/exec_context.hpp"
 #include "engine/scratch_store.hpp"
 #include "kernels/reconstruct/reconstruct.hpp"
 #include "kernels/reconstruct/reconstruct_cuda.hpp"
@@ -46,6 +47,9 @@ struct ReconstructResult {
   GpuWavefrontStats gpu;  // with CUDA
   bool gpu_binary = false;  // ran the bit-plane kernel (binary input, dilation)
 };
+
+// The job's budgets, tile, scratch place and backend from a run's context.
+ReconstructJob reconstruct_job(const ExecContext& ctx, ReconstructParams params = {}, bool clip = false);
 
 ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job);
 // The marker from job.marker_from_mask.

@@ -21,7 +21,7 @@
 
 struct CUstream_st;  // cudaStream_t, without CUDA's headers
 
-namespace tw::kernels {
+namespace tw::ops {
 
 constexpr uint8_t kCannyWeak = 128, kCannyStrong = 255;
 
@@ -99,4 +99,4 @@ inline CannyNms make_canny_nms(double low, double high) {
 }
 
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

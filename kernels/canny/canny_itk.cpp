@@ -5,7 +5,7 @@
 
 #include "engine/error.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 namespace {
 
@@ -132,4 +132,4 @@ CannyItkClasses make_canny_itk_classes(const CannyItkParams& p) {
   return c;
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

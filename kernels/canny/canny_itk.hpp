@@ -41,7 +41,7 @@
 #include "engine/ops/separable.hpp"
 #include "kernels/canny/canny.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 struct CannyItkParams {
   double variance = 1.96;  // of the Gaussian, pixels^2 (ITK's SetVariance; the thesis: sigma 1.4)
@@ -203,4 +203,4 @@ struct CannyItkClasses {
 CannyItkClasses make_canny_itk_classes(const CannyItkParams& p);
 
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -6,7 +6,7 @@
 #include "engine/ops/clones.hpp"
 #include "kernels/canny/canny.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 namespace {
 
 // Sobel of a row (a, b, c: rows y-1, y, y+1 from one column left of the
@@ -77,4 +77,4 @@ void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int6
   });
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -3,7 +3,7 @@
 #include "engine/ops/clones.hpp"
 #include "kernels/sobel/sobel.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 namespace {
 
 // One row (a, b, c: rows y-1, y, y+1 from one column left of the first
@@ -30,4 +30,4 @@ void Sobel::cpu_block(const Image& src, const ImageView& dst, int64_t, int64_t) 
   });
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -104,18 +104,18 @@ int cmd_filter(int argc, char** argv) {
   if (f.type != SampleType::kU8 || (f.channels != 1 && f.channels != 3))
     throw InputError(in->info().path + " is " + f.str() + "; filter needs 8-bit gray or RGB");
   const Backend& b = common.backend;
-  auto gray = [&]() -> SourceP { return f.channels == 1 ? in : ops::run_op(in, kernels::Gray{}, b, "gray (BT.601 luma)"); };
+  auto gray = [&]() -> SourceP { return f.channels == 1 ? in : ops::run_op(in, ops::Gray{}, b, "gray (BT.601 luma)"); };
   nlohmann::json extra = nlohmann::json::object();
   SourceP result;
-  std::optional<kernels::CannyResult> canny;
+  std::optional<ops::CannyResult> canny;
   CommonOptions out_common = common;
   if (op == "gaussian") {
     if (!a.has("sigma")) throw UsageError("gaussian needs --sigma S");
-    const double sigma = a.real("sigma", 0, 1e-3, kernels::kMaxGaussianSigma);
-    if (f.channels == 1) result = ops::run_op(in, kernels::make_gaussian<1>(sigma), b, "gaussian");
-    else result = ops::run_op(in, kernels::make_gaussian<3>(sigma), b, "gaussian");
+    const double sigma = a.real("sigma", 0, 1e-3, ops::kMaxGaussianSigma);
+    if (f.channels == 1) result = ops::run_op(in, ops::make_gaussian<1>(sigma), b, "gaussian");
+    else result = ops::run_op(in, ops::make_gaussian<3>(sigma), b, "gaussian");
   } else if (op == "sobel") {
-    kernels::Sobel s;
+    ops::Sobel s;
     if (a.has("threshold")) s.threshold = static_cast<float>(a.real("threshold", 0, 0, 1e6));
     result = ops::run_op(gray(), s, b, "sobel");
   } else if (op == "canny") {
@@ -130,20 +130,20 @@ int cmd_filter(int argc, char** argv) {
     if (variant == "classic") {
       if (a.has("variance")) throw UsageError("--variance is for --variant itk; classic takes --sigma");
       if (!a.has("low") || !a.has("high")) throw UsageError("canny needs --low L and --high H");
-      kernels::CannyParams p;
-      p.sigma = a.real("sigma", 1.4, 1e-3, kernels::kMaxGaussianSigma);
+      ops::CannyParams p;
+      p.sigma = a.real("sigma", 1.4, 1e-3, ops::kMaxGaussianSigma);
       p.low = a.real("low", 0, 0, 1e6), p.high = a.real("high", 0, 0, 1e6);
-      canny = kernels::canny_classic(gray(), p, job);
+      canny = ops::canny_classic(gray(), p, job);
     } else {
       if (a.has("variance") && a.has("sigma")) throw UsageError("canny --variant itk takes --variance or --sigma, not both");
-      kernels::CannyItkParams p;  // defaults: the seed thesis's sigma 1.4, upper 7, lower 4
+      ops::CannyItkParams p;  // defaults: the seed thesis's sigma 1.4, upper 7, lower 4
       if (a.has("sigma")) {
-        const double sigma = a.real("sigma", 1.4, 0, kernels::kMaxGaussianSigma);
+        const double sigma = a.real("sigma", 1.4, 0, ops::kMaxGaussianSigma);
         p.variance = sigma * sigma;
       }
       p.variance = a.real("variance", p.variance, 0, 400);
       p.lower = a.real("low", p.lower, 0, 1e6), p.upper = a.real("high", p.upper, 0, 1e6);
-      canny = kernels::canny_itk(gray(), p, job);
+      canny = ops::canny_itk(gray(), p, job);
     }
     result = canny->edges;
     // The hysteresis store is read once, in order, by the writer.
@@ -154,19 +154,19 @@ int cmd_filter(int argc, char** argv) {
   } else if (op == "brightness") {
     if (!a.has("add")) throw UsageError("brightness needs --add N");
     const int add = static_cast<int>(a.integer("add", 0, -255, 255));
-    result = per_channels<kernels::Brightness>(in, b, "brightness", [&](auto o) { o.add = add; return o; });
+    result = per_channels<ops::Brightness>(in, b, "brightness", [&](auto o) { o.add = add; return o; });
   } else if (op == "contrast") {
     if (!a.has("factor")) throw UsageError("contrast needs --factor F");
     const float fac = static_cast<float>(a.real("factor", 1, 0, 255));
     const float c = static_cast<float>(a.real("center", 128, 0, 255));
-    result = per_channels<kernels::Contrast>(in, b, "contrast", [&](auto o) { o.factor = fac, o.center = c; return o; });
+    result = per_channels<ops::Contrast>(in, b, "contrast", [&](auto o) { o.factor = fac, o.center = c; return o; });
   } else if (op == "threshold") {
     if (a.has("value") == a.has("otsu")) throw UsageError("threshold needs one of --value T and --otsu");
-    kernels::Threshold t;
+    ops::Threshold t;
     const SourceP g = gray();
     if (a.has("otsu")) {
-      const auto hist = ops::histogram(*g, kernels::ChannelHistogram<1>{}, b, "otsu histogram", common.memory);
-      t.t = kernels::otsu_threshold(hist);
+      const auto hist = ops::histogram(*g, ops::ChannelHistogram<1>{}, b, "otsu histogram", common.memory);
+      t.t = ops::otsu_threshold(hist);
       std::cout << "Otsu threshold: " << t.t << "\n";
       extra["otsu_threshold"] = t.t;
     } else {
@@ -174,12 +174,12 @@ int cmd_filter(int argc, char** argv) {
     }
     result = ops::run_op(g, t, b, "threshold");
   } else if (op == "invert") {
-    result = per_channels<kernels::Invert>(in, b, "invert", [](auto o) { return o; });
+    result = per_channels<ops::Invert>(in, b, "invert", [](auto o) { return o; });
   } else if (op == "gray") {
     result = gray();
   } else if (op == "hed") {
     if (f.channels != 3) throw InputError(in->info().path + " is gray; hed needs RGB");
-    result = ops::run_op(in, kernels::make_hed(), b, "hed");
+    result = ops::run_op(in, ops::make_hed(), b, "hed");
   }
   OutputRequest req;
   req.src = result.get();

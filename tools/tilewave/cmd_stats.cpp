@@ -19,7 +19,7 @@ namespace {
 template <int C>
 nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins, size_t memory) {
   const LevelInfo& l0 = in.level(0);
-  const auto acc = ops::reduce(in, kernels::Stats<C>{}, b, "stats", memory);
+  const auto acc = ops::reduce(in, ops::Stats<C>{}, b, "stats", memory);
   const double n = static_cast<double>(l0.width) * static_cast<double>(l0.height);
   nlohmann::json lo, hi, mean, sum;
   for (int c = 0; c < C; ++c) {
@@ -34,11 +34,11 @@ nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins, size
   if (bins > 0) {
     nlohmann::json hists = nlohmann::json::array();
     for (int c = 0; c < C; ++c) {
-      kernels::ChannelHistogram<C> h;
+      ops::ChannelHistogram<C> h;
       h.channel = c, h.n = bins;
       const auto v = ops::histogram(in, h, b, "histogram", memory);
       hists.push_back(v);
-      if (C == 1 && bins == 256) o["otsu_threshold"] = kernels::otsu_threshold(v);
+      if (C == 1 && bins == 256) o["otsu_threshold"] = ops::otsu_threshold(v);
     }
     o["histogram_bins"] = bins;
     o["histogram"] = hists;

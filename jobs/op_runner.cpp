@@ -25,7 +25,11 @@ OpResult run_registered_op(const OpDef& op, const std::vector<std::shared_ptr<co
   std::vector<ImageType> types;
   for (const auto& in : inputs) types.push_back({in->info().fmt, in->info().path});
   check_op(op, types, params);
-  for (const auto& in : inputs) reserve_input_reads(*in, ctx);
+  // Reductions read each pixel once: no cache of decoded tiles for them.
+  for (const auto& in : inputs) {
+    if (op.category == OpCategory::kReduction) ctx.take_memory(reserve_decode_memory(*in, ctx.memory, ctx.thread_count()));
+    else reserve_input_reads(*in, ctx);
+  }
   return op.run(inputs, params, ctx);
 }
 

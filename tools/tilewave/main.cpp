@@ -37,7 +37,7 @@ std::string usage() {
     else left += "\n" + std::string(30, ' ');
     u += left + op->summary + "\n";
   }
-  u += "  filter OP INPUT OUT          image ops: " + filters + "\n";
+  u += "  filter OP INPUT OUT         image ops: " + filters + "\n";
   u += "  devices                     list the CPU and CUDA backends available\n"
        "\n"
        "INPUT is a TIFF/BigTIFF, a slide OpenSlide reads (SVS, NDPI, MRXS, SCN, ...),\n"

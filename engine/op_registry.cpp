@@ -57,7 +57,7 @@ std::string params_markdown(const OpDef& op) {
       case ParamSpec::Kind::kInteger: {
         char b[64];
         std::snprintf(b, sizeof b, "%g .. %g", p.lo, p.hi);
-        range = b;
+        range = p.lo <= -1e300 && p.hi >= 1e300 ? "any number" : b;
         break;
       }
       case ParamSpec::Kind::kChoice:

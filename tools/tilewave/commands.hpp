@@ -12,5 +12,6 @@ int cmd_info(int argc, char** argv);
 int cmd_pyramid(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
 int cmd_filter(int argc, char** argv);
+int cmd_ops(int argc, char** argv);
 
 }  // namespace tw::cli

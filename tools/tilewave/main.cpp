@@ -39,6 +39,7 @@ std::string usage() {
   }
   u += "  filter OP INPUT OUT         image ops: " + filters + "\n";
   u += "  devices                     list the CPU and CUDA backends available\n"
+       "  ops                         list the registered ops (--markdown: their options tables)\n"
        "\n"
        "INPUT is a TIFF/BigTIFF, a slide OpenSlide reads (SVS, NDPI, MRXS, SCN, ...),\n"
        "or synthetic:WxH[,seed=N][,gray][,16bit][,mpp=F] for a generated tissue-like slide.\n"
@@ -68,6 +69,7 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "pyramid") return cmd_pyramid(argc, argv);
     if (cmd == "devices") return cmd_devices(argc, argv);
     if (cmd == "filter") return cmd_filter(argc, argv);
+    if (cmd == "ops") return cmd_ops(argc, argv);
     if (const tw::OpDef* op = tw::op_registry().find_command({cmd})) return run_op_command(*op, argc, argv, 2);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");
   } catch (const tw::ParamError& e) {

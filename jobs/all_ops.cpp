@@ -9,6 +9,7 @@
   X(sobel)               \
   X(canny)               \
   X(hed)                 \
+  X(gamma)               \
   X(stats)               \
   X(reconstruct_ops)     \
   X(edt)

@@ -94,7 +94,7 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   job.gpu_join_row = out.gpu_join_row;
 
   const auto sizes = plan_pyramid_levels(src, job.min_size);
-  const RawTileFormat* raw = src.raw_format(0);
+  const RawTileFormat* raw = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;
   WriteResult r;
   r.passthrough = out.allow_passthrough && can_pass_through(raw, enc, out.subsampling_given);
   job.passthrough = r.passthrough;

@@ -252,7 +252,8 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
   HandoffProducer* handoff = nullptr;
   // Passed-through JPEG tiles can be decoded on the GPU, straight into the
   // device band (a single stripe: no halo columns to decode on the host).
-  const RawTileFormat* raw0 = a.passthrough ? a.src->raw_format(0) : nullptr;
+  const RawTiles* raw_tiles = a.passthrough ? a.src->raw_tiles() : nullptr;
+  const RawTileFormat* raw0 = raw_tiles ? raw_tiles->raw_format(0) : nullptr;
   const bool one_stripe = c0.col0 == g.emit[0].x0 && c0.col1 == g.emit[0].x1;
   const int threads = static_cast<int>(
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
@@ -362,7 +363,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       TileTask& task = t->tasks[static_cast<size_t>(tx - tx0)];
       task.level = 0, task.tx = tx, task.ty = ty;
       BusyTimer timer(cnt.read);
-      task.bytes = a.src->read_raw_tile(0, tx, ty);
+      task.bytes = raw_tiles->read_raw_tile(0, tx, ty);
       cnt.bytes_read += task.bytes.size();
     });
     if (gpu_jpeg || (handoff_jpeg && !handoff->jpeg_decoder().empty())) {
@@ -389,7 +390,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
           BusyTimer timer(cnt.decode);
           TraceSpan span("entropy-tile", t->y / T);
           const TileTask& task = t->tasks[i];
-          if (!a.src->decode_raw_tile_coefficients(0, task.tx, ty, task.bytes, *coef_layout, cb->coefs + i * cpt,
+          if (!raw_tiles->decode_raw_tile_coefficients(0, task.tx, ty, task.bytes, *coef_layout, cb->coefs + i * cpt,
                                                    cb->quant + i * qpt))
             fits = false;
         });
@@ -412,7 +413,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       TraceSpan span("decode-tile", t->y / T);
       const TileTask& task = t->tasks[i];
       const Rect r = Rect(task.tx * T, t->y, T, t->h).intersect(px.rect);
-      a.src->decode_raw_tile(0, task.tx, ty, task.bytes, px.sub(r));
+      raw_tiles->decode_raw_tile(0, task.tx, ty, task.bytes, px.sub(r));
     });
     // Halo columns of neighbouring stripes are decoded but not passed on.
     BusyTimer timer(cnt.decode);
@@ -659,7 +660,7 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
     throw InputError("--tile " + std::to_string(opt.tile) + " is invalid: tiles must be multiples of 16, from 16 to 16384");
   const Sizes sizes = plan_pyramid_levels(src, opt.min_size);
   if (opt.passthrough) {
-    const RawTileFormat* rf = src.raw_format(0);
+    const RawTileFormat* rf = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;
     TW_ASSERT(rf && rf->tile_w == opt.tile && rf->tile_h == opt.tile);
   }
   if (opt.backend.pending && !can_start_on_cpu(src, sink, opt, sizes)) opt.backend = resolve_backend(opt.backend);

@@ -189,7 +189,7 @@ TEST(TiffSource, AperioLayout) {
   std::vector<std::string> names;
   for (const auto& a : src.info().associated) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"thumbnail", "label", "macro"}));
-  const RawTileFormat* raw = src.raw_format(0);
+  const RawTileFormat* raw = src.raw_tiles()->raw_format(0);
   ASSERT_NE(raw, nullptr);
   EXPECT_EQ(raw->codec, Codec::kJpeg);
   EXPECT_EQ(raw->photometric, 6);
@@ -207,11 +207,11 @@ TEST(TiffSource, RawTilesPassThrough) {
   const Image img = test::pattern_image(kRgb8, 200, 100, 8);
   test::write_tiff(path, img.view(), tiled(COMPRESSION_JPEG, 64));
   TiffSource src(path);
-  const RawTileFormat* raw = src.raw_format(0);
+  const RawTileFormat* raw = src.raw_tiles()->raw_format(0);
   ASSERT_NE(raw, nullptr);
   EXPECT_EQ(raw->tile_w, 64);
   EXPECT_FALSE(raw->jpeg_tables.empty());
-  const auto bytes = src.read_raw_tile(0, 3, 1);
+  const auto bytes = src.raw_tiles()->read_raw_tile(0, 3, 1);
   // The raw bytes are exactly libtiff's stored tile.
   TIFF* t = TIFFOpen(path.c_str(), "r");
   std::vector<uint8_t> ref(static_cast<size_t>(TIFFTileSize(t)) * 2);
@@ -220,7 +220,7 @@ TEST(TiffSource, RawTilesPassThrough) {
   ref.resize(static_cast<size_t>(n));
   EXPECT_EQ(bytes, ref);
   Image dec(kRgb8, Rect(192, 64, 8, 36));
-  src.decode_raw_tile(0, 3, 1, bytes, dec.view());
+  src.raw_tiles()->decode_raw_tile(0, 3, 1, bytes, dec.view());
   EXPECT_EQ(test::diff_images(dec.view(), src.read(0, Rect(192, 64, 8, 36)).view()), "");
 }
 

@@ -262,6 +262,17 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
     throw corrupt(st_->err, what);
   }
   read_headers(d, data, n, tables);
+  // A stream may not be larger than the tile or strip it is stored as
+  // (writers pad to whole MCUs, at most 16 pixels): libjpeg would allocate,
+  // and for a progressive stream entropy-decode, all of it before the first
+  // row (a 700-byte tile claiming 32767x32767 took over 3 GB; fuzz_jpeg_decode).
+  const int64_t max_w = (expect_w + 15) / 16 * 16, max_h = (expect_h + 15) / 16 * 16;
+  if (static_cast<int64_t>(d.image_width) > max_w || static_cast<int64_t>(d.image_height) > max_h) {
+    const std::string got = std::to_string(d.image_width) + "x" + std::to_string(d.image_height);
+    jpeg_abort_decompress(&d);
+    throw InputError("JPEG data in " + what + " is " + got + ", larger than its " + std::to_string(expect_w) +
+                     "x" + std::to_string(expect_h) + " tile");
+  }
   const int want = dst.fmt.channels;
   if (photometric == 6) {
     d.jpeg_color_space = JCS_YCbCr;

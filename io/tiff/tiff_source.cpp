@@ -458,12 +458,15 @@ struct TiffSource::Impl {
     JpegDecoder& dec = thread_jpeg_decoder();
     const Rect o = chunk.intersect(dst.rect);
     if (o.empty()) return;
+    // The stream is at most the tile or strip the directory declares (an
+    // edge tile is stored whole; a last strip cut short, or padded).
+    const int64_t sw = d.chunk_w, sh = d.chunk_h;
     if (o.x == chunk.x && o.y == chunk.y) {
-      dec.decode(data, n, d.jpeg_tables, d.photometric, chunk.w, chunk.h, dst.sub(o), chunk_name(level, d, ci));
+      dec.decode(data, n, d.jpeg_tables, d.photometric, sw, sh, dst.sub(o), chunk_name(level, d, ci));
       return;
     }
     Image tmp(dst.fmt, chunk);
-    dec.decode(data, n, d.jpeg_tables, d.photometric, chunk.w, chunk.h, tmp.view(), chunk_name(level, d, ci));
+    dec.decode(data, n, d.jpeg_tables, d.photometric, sw, sh, tmp.view(), chunk_name(level, d, ci));
     copy_overlap(tmp.view(), dst);
   }
 

@@ -301,5 +301,44 @@ TEST(TiffSource, BadInput) {
   expect_error(tmp.file("float.tif"), "floating-point");
 }
 
+// A JPEG tile whose frame header claims 32767x32767 in a 64x64 tile (found
+// by fuzz_jpeg_decode; tests/fuzz/regressions/ keeps a genuine progressive
+// one, for which libjpeg took 3 GB and decoded the whole claimed image before
+// the first row). Now refused before libjpeg allocates anything for it.
+TEST(TiffSource, JpegTileLargerThanItsTile) {
+  test::TempDir tmp;
+  const std::string path = tmp.file("lying.tif");
+  test::write_tiff(path, test::pattern_image(kRgb8, 128, 128, 4).view(), tiled(COMPRESSION_JPEG, 64));
+  {
+    TIFF* t = TIFFOpen(path.c_str(), "r");
+    ASSERT_NE(t, nullptr);
+    uint64_t* offs = nullptr;
+    uint64_t* cnts = nullptr;
+    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
+    const uint64_t off = offs[0], n = cnts[0];
+    TIFFClose(t);
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    std::string tile(static_cast<size_t>(n), '\0');
+    f.seekg(static_cast<std::streamoff>(off));
+    f.read(tile.data(), static_cast<std::streamsize>(n));
+    const size_t sof = tile.find("\xff\xc0");
+    ASSERT_NE(sof, std::string::npos);
+    tile[sof + 1] = '\xc2';  // progressive: every scan is read before the first row
+    tile.replace(sof + 5, 4, "\x7f\xff\x7f\xff");  // height, width 32767
+    f.seekp(static_cast<std::streamoff>(off));
+    f.write(tile.data(), static_cast<std::streamsize>(n));
+  }
+  TiffSource src(path);
+  try {
+    (void)src.read(0, Rect(0, 0, 64, 64));
+    ADD_FAILURE() << "no error for a 32767x32767 stream in a 64x64 tile";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is 32767x32767, larger than its 64x64 tile"), std::string::npos) << e.what();
+  }
+  // The other tiles still read.
+  EXPECT_EQ(src.read(0, Rect(64, 64, 64, 64)).rect().w, 64);
+}
+
 }  // namespace
 }  // namespace tw

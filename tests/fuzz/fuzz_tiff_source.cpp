@@ -34,8 +34,13 @@ Image read_checked(const TileSource& src, int level, const Rect& r, Border borde
   src.read(level, a.view(), border);
   src.read(level, b.view(), border);
   for (int64_t y = r.y; y < r.y1(); ++y)
-    if (std::memcmp(a.row_bytes(y), b.row_bytes(y), a.view().row_length_bytes()) != 0)
-      finding("two reads of the same region differ (pixels left unwritten?)");
+    for (int64_t x = r.x; x < r.x1(); ++x)
+      if (std::memcmp(a.ptr_bytes(x, y), b.ptr_bytes(x, y), a.fmt().bytes_per_pixel()) != 0) {
+        const std::string why = "two reads of region " + r.str() + " of level " + std::to_string(level) +
+                                " differ first at (" + std::to_string(x) + ", " + std::to_string(y) +
+                                ") (pixels left unwritten?)";
+        finding(why.c_str());
+      }
   return a;
 }
 

@@ -522,6 +522,12 @@ struct TiffSource::Impl {
     Lease ls = lease(level);
     for (int p = 0; p < d.planes(); ++p) {
       const uint32_t index = static_cast<uint32_t>(ci + p * d.per_plane());
+      // libtiff may report success without writing the whole buffer (4.5's
+      // deflate decoder accepts a stream that decodes to more than the tile
+      // and stops before the match that overflows; fuzz_tiff_source): what it
+      // leaves must be zeros, not pixels of the last chunk, or of another
+      // file, this thread decoded.
+      std::memset(buf.data(), 0, size);
       clear_tiff_error();
       const tmsize_t got = d.tiled ? TIFFReadEncodedTile(ls.t(), index, buf.data(), static_cast<tmsize_t>(size))
                                    : TIFFReadEncodedStrip(ls.t(), index, buf.data(), static_cast<tmsize_t>(size));
@@ -540,6 +546,7 @@ struct TiffSource::Impl {
     std::vector<uint8_t> row(row_bytes);
     for (int p = 0; p < d.planes(); ++p)
       for (int64_t y = r.y; y < r.y1(); ++y) {
+        std::memset(row.data(), 0, row.size());  // as in decode_chunk: nothing of the last row
         clear_tiff_error();
         if (TIFFReadScanline(ls.t(), row.data(), static_cast<uint32_t>(y), static_cast<uint16_t>(p)) < 0)
           throw InputError("cannot decode row " + std::to_string(y) + " of level " + std::to_string(level) +

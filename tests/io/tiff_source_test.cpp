@@ -3,6 +3,7 @@
 // halos in every border mode, pyramids, SVS-like files, and broken files.
 #include <gtest/gtest.h>
 #include <tiffio.h>
+#include <zlib.h>
 
 #include <fstream>
 
@@ -338,6 +339,53 @@ TEST(TiffSource, JpegTileLargerThanItsTile) {
   }
   // The other tiles still read.
   EXPECT_EQ(src.read(0, Rect(64, 64, 64, 64)).rect().w, 64);
+}
+
+// A deflate tile whose stream decodes to more than the tile (found by
+// fuzz_tiff_source): libtiff 4.5 reports success but stops before the match
+// that would overflow, leaving the tile's last bytes unwritten. They showed
+// whatever tile this thread decoded before (of any file); now zeros.
+TEST(TiffSource, OverlongDeflateTileReadsAloneOfWhatCameBefore) {
+  test::TempDir tmp;
+  const std::string path = tmp.file("overlong.tif");
+  auto zlib = [](const std::vector<uint8_t>& raw) {
+    std::vector<uint8_t> out(compressBound(raw.size()));
+    uLongf n = out.size();
+    EXPECT_EQ(compress2(out.data(), &n, raw.data(), raw.size(), 9), Z_OK);
+    out.resize(n);
+    return out;
+  };
+  {
+    TIFF* t = TIFFOpen(path.c_str(), "w");
+    ASSERT_NE(t, nullptr);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 48);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 16);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+    TIFFSetField(t, TIFFTAG_TILEWIDTH, 16);
+    TIFFSetField(t, TIFFTAG_TILELENGTH, 16);
+    // Tiles 0 and 2: flat 0xee and 0x11. Tile 1: 250 distinct bytes, then a
+    // run of 100 (a literal and a long match), 94 bytes more than the tile.
+    std::vector<uint8_t> over(250);
+    for (size_t i = 0; i < over.size(); ++i) over[i] = static_cast<uint8_t>(i);
+    over.insert(over.end(), 100, 7);
+    const std::vector<uint8_t> tiles[] = {zlib(std::vector<uint8_t>(256, 0xee)), zlib(over),
+                                          zlib(std::vector<uint8_t>(256, 0x11))};
+    for (uint32_t i = 0; i < 3; ++i)
+      ASSERT_GT(TIFFWriteRawTile(t, i, const_cast<uint8_t*>(tiles[i].data()), static_cast<tmsize_t>(tiles[i].size())), 0);
+    TIFFClose(t);
+  }
+  TiffSource src(path);
+  const Rect tile1(16, 0, 16, 16);
+  (void)src.read(0, Rect(0, 0, 16, 16));
+  const Image after0 = src.read(0, tile1);
+  (void)src.read(0, Rect(32, 0, 16, 16));
+  const Image after2 = src.read(0, tile1);
+  EXPECT_EQ(test::diff_images(after0.view(), after2.view()), "");
+  EXPECT_EQ(*after0.ptr<uint8_t>(31, 15), 0);
+  EXPECT_EQ(*after0.ptr<uint8_t>(17, 0), 1);  // the decoded part is there
 }
 
 }  // namespace

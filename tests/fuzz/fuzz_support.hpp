@@ -17,6 +17,13 @@
 
 #include "engine/error.hpp"
 
+// C libraries may ask malloc for absurd sizes and cope with NULL (OpenSlide's
+// g_try_malloc of a lying tag's count times its size, 256 TB): ASan returns
+// NULL there rather than reporting. Our C++ `new` still reports an allocation
+// it cannot make, and libFuzzer any that succeeds past -rss_limit_mb.
+// (Each target is one translation unit, so this is defined once a program.)
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+
 namespace tw::fuzz {
 
 // Inputs larger than this are skipped: the targets look for crashes, not

@@ -66,6 +66,7 @@ class JpegDecoder {
                            const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant, const std::string& what);
 
  private:
+  void restart();  // a fresh libjpeg decompressor: no tables of an earlier stream
   struct State;
   std::unique_ptr<State> st_;
   std::vector<uint8_t> row_;

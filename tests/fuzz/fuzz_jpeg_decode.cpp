@@ -3,7 +3,10 @@
 // choose the tile the stream is expected to fill, the TIFF photometric and
 // channels, the destination window, whether the stream's tables are split
 // off into a JPEGTables blob (as TIFF stores them), and the coefficient
-// layout for decode_coefficients. InputError is the expected outcome.
+// layout for decode_coefficients. InputError is the expected outcome; a
+// decoder that has decoded other tiles before must act as a fresh one.
+#include <cstring>
+
 #include "engine/jpeg_coefs.hpp"
 #include "engine/jpeg_tables.hpp"
 #include "io/codec/jpeg_codec.hpp"
@@ -12,6 +15,7 @@
 namespace {
 
 using namespace tw;
+using fuzz::finding;
 
 bool is_sof(uint8_t m) { return m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc; }
 
@@ -28,6 +32,22 @@ void split_tables(const std::vector<uint8_t>& s, std::vector<uint8_t>& tables, s
   tables.push_back(0xff), tables.push_back(0xd9);
   tile = {0xff, 0xd8};
   tile.insert(tile.end(), s.begin() + static_cast<long>(at), s.end());
+}
+
+// Decodes a tile of our own encoder (tables in JPEGTables): the decoder then
+// holds quantisation and Huffman tables 0 and 1 of another stream.
+void prime(JpegDecoder& dec) {
+  static const auto made = [] {
+    std::pair<std::vector<uint8_t>, std::vector<uint8_t>> tile_tables;
+    JpegEncoder enc(3, 40, ChromaSubsampling::k420, 16, 16);
+    Image px(kRgb8, Rect(0, 0, 16, 16));
+    for (size_t i = 0; i < px.size_bytes(); ++i) px.data()[i] = static_cast<uint8_t>(i * 37);
+    enc.encode(px.view(), tile_tables.first);
+    tile_tables.second = enc.tables();
+    return tile_tables;
+  }();
+  Image out(kRgb8, Rect(0, 0, 16, 16));
+  dec.decode(made.first.data(), made.first.size(), made.second, 6, 16, 16, out.view(), "primer");
 }
 
 }  // namespace
@@ -57,13 +77,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (flags & 1) split_tables(stream, tables, tile);
   else tile = stream;
 
-  static JpegDecoder dec;  // reused across runs, as each thread's decoder is
+  // A decoder reused across tiles (as each thread's is) must decode as a
+  // fresh one: the same pixels, or the same refusal. Ours has just decoded a
+  // tile of another level, with its own tables.
+  static JpegDecoder dec;
+  prime(dec);
+  const Rect r(ox, oy, w, h);
+  const PixelFormat fmt{SampleType::kU8, channels};
+  Image reused(fmt, r), fresh(fmt, r);
+  std::memset(reused.data(), 0, reused.size_bytes());
+  std::memset(fresh.data(), 0, fresh.size_bytes());
+  std::string reused_error, fresh_error;
   try {
-    Image dst(PixelFormat{SampleType::kU8, channels}, Rect(ox, oy, w, h));
-    dec.decode(tile.data(), tile.size(), tables, photometric, expect_w, expect_h, dst.view(), "fuzz tile");
+    dec.decode(tile.data(), tile.size(), tables, photometric, expect_w, expect_h, reused.view(), "fuzz tile");
   } catch (const InputError& e) {
     fuzz::expected(e);
+    reused_error = e.what();
   }
+  try {
+    JpegDecoder first;
+    first.decode(tile.data(), tile.size(), tables, photometric, expect_w, expect_h, fresh.view(), "fuzz tile");
+  } catch (const InputError& e) {
+    fresh_error = e.what();
+  }
+  if (reused_error != fresh_error) finding("a reused JPEG decoder fails otherwise than a fresh one");
+  if (std::memcmp(reused.data(), fresh.data(), reused.size_bytes()) != 0)
+    finding("a reused JPEG decoder decodes otherwise than a fresh one");
   try {
     std::vector<int16_t> coefs(layout.coefs_per_tile());
     std::vector<uint16_t> quant(layout.quant_per_tile());

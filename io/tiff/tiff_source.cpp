@@ -636,8 +636,13 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
       continue;
     }
     if (d.unsupported.empty() || d.width > 0) {
+      // Names are how images are asked for: a second "label" would never be
+      // read (the first one would be, twice). It keeps its directory's name.
+      std::string name = associated_name(d, aperio, first_assoc);
+      if (std::find(im.assoc_names.begin(), im.assoc_names.end(), name) != im.assoc_names.end())
+        name = "image-" + std::to_string(d.index);
       im.assoc.push_back(d);
-      im.assoc_names.push_back(associated_name(d, aperio, first_assoc));
+      im.assoc_names.push_back(name);
       first_assoc = false;
     }
   }

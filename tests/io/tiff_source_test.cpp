@@ -302,6 +302,28 @@ TEST(TiffSource, BadInput) {
   expect_error(tmp.file("float.tif"), "floating-point");
 }
 
+// Two directories that both call themselves "label" (found by
+// fuzz_tiff_source): the second was listed but never readable, and a pyramid
+// got the first one twice. Names are unique; the second keeps its
+// directory's name.
+TEST(TiffSource, AssociatedNamesAreUnique) {
+  test::TempDir tmp;
+  const std::string path = tmp.file("two_labels.tif");
+  test::write_tiff(path, test::pattern_image(kRgb8, 128, 128, 1).view(), tiled(COMPRESSION_NONE, 64));
+  auto label = strips(COMPRESSION_LZW, 16);
+  label.description = "label";
+  test::append_tiff_directory(path, test::pattern_image(kRgb8, 60, 40, 2).view(), label, 1);
+  test::append_tiff_directory(path, test::pattern_image(kRgb8, 30, 20, 3).view(), label, 1);
+  TiffSource src(path);
+  ASSERT_EQ(src.info().associated.size(), 2u);
+  EXPECT_EQ(src.info().associated[0].name, "label");
+  EXPECT_EQ(src.info().associated[1].name, "image-2");
+  for (const auto& a : src.info().associated) {
+    const Image img = src.read_associated(a.name);
+    EXPECT_EQ(img.rect(), Rect(0, 0, a.width, a.height)) << a.name;
+  }
+}
+
 // A JPEG tile whose frame header claims 32767x32767 in a 64x64 tile (found
 // by fuzz_jpeg_decode; tests/fuzz/regressions/ keeps a genuine progressive
 // one, for which libjpeg took 3 GB and decoded the whole claimed image before

@@ -5,8 +5,8 @@ usage: /usr/bin/python3 tools/fuzz/summary.py [LOGDIR]
 
 Per target: the runs (logs), seconds fuzzed (libFuzzer's "Done N runs in S
 second(s)", or executions / average rate for a run that ended on a finding),
-executions, the coverage of the last run (cov: edges, ft: features, over the
-whole corpus it loaded) and the findings (inputs libFuzzer wrote out).
+executions, the most coverage a run reached (cov: edges, ft: features of our
+instrumented code) and the findings (inputs libFuzzer wrote out).
 """
 import glob
 import os
@@ -33,7 +33,8 @@ def main():
         t["seconds"] += secs
         t["execs"] += n
         if cov:
-            t["cov"] = tuple(int(v) for v in cov[-1])
+            last = tuple(int(v) for v in cov[-1])
+            t["cov"] = max(t["cov"], last)
         t["findings"] += len(re.findall(r"Test unit written to", text))
     print("| target | runs | time | executions | cov | ft | findings |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")

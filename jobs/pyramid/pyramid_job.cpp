@@ -356,7 +356,10 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       a.src->read(0, t->pixels->view());
       return;
     }
-    const auto [tx0, tx1] = tile_range(0);
+    // Not a structured binding: the lambda below uses tx0, and C++17 lets
+    // no lambda capture one (clang rejects it; the fuzz build uses clang).
+    const std::pair<int64_t, int64_t> range = tile_range(0);
+    const int64_t tx0 = range.first, tx1 = range.second;
     const int64_t ty = t->y / T;
     t->tasks.resize(static_cast<size_t>(tx1 - tx0));
     tbb::parallel_for(tx0, tx1, [&](int64_t tx) {

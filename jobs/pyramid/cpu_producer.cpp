@@ -18,13 +18,13 @@ class CpuProducer : public LevelProducer {
 
 }  // namespace
 
-std::shared_ptr<JpegTicket> LevelProducer::submit_jpeg(int64_t, int64_t, const std::vector<JpegTile>&) {
+std::shared_ptr<JpegTicket> JpegCoding::submit_jpeg(int64_t, int64_t, const std::vector<JpegTile>&) {
   return nullptr;
 }
 
-void LevelProducer::enable_jpeg(int64_t) { throw InternalError("this producer cannot decode JPEG"); }
+void JpegCoding::enable_jpeg(int64_t) { throw InternalError("this producer cannot decode JPEG"); }
 
-void LevelProducer::enable_jpeg_encode(const JpegEncodeSpecs&) {
+void JpegCoding::enable_jpeg_encode(const JpegEncodeSpecs&) {
   throw InternalError("this producer cannot encode JPEG coefficients");
 }
 
@@ -33,17 +33,17 @@ size_t coef_band_bytes(const JpegCoefSpec& spec, const CascadeLevel& level) {
   return static_cast<size_t>(tiles) * spec.layout.coefs_per_tile() * sizeof(int16_t);
 }
 
-void LevelProducer::enable_coefs(const JpegCoefLayout&, int) {
+void JpegCoding::enable_coefs(const JpegCoefLayout&, int) {
   throw InternalError("this producer cannot decode JPEG coefficients");
 }
 
-std::shared_ptr<CoefBand> LevelProducer::acquire_coefs(int64_t, int64_t) { return nullptr; }
+std::shared_ptr<CoefBand> JpegCoding::acquire_coefs(int64_t, int64_t) { return nullptr; }
 
-std::shared_ptr<JpegTicket> LevelProducer::submit_coefs(const std::shared_ptr<CoefBand>&) {
+std::shared_ptr<JpegTicket> JpegCoding::submit_coefs(const std::shared_ptr<CoefBand>&) {
   throw InternalError("submit_coefs on a producer that lent no coefficient band");
 }
 
-void LevelProducer::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<FinishedBand>&) {
+void JpegCoding::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<FinishedBand>&) {
   throw InternalError("push_submitted on a producer that does not decode JPEG");
 }
 

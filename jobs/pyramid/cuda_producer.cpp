@@ -313,7 +313,7 @@ class CudaCoefBand : public CoefBand {
   int slot_;
 };
 
-class CudaProducer : public LevelProducer {
+class CudaProducer : public LevelProducer, public JpegCoding {
  public:
   CudaProducer(int device, PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool,
                int64_t jpeg_tile)
@@ -453,7 +453,7 @@ class CudaProducer : public LevelProducer {
     if (JpegWorker* w = live_worker_.load(std::memory_order_acquire))
       return w->submit(y, rows, tiles, levels_[0].col0, fmt_.bytes_per_pixel());
 #endif
-    return LevelProducer::submit_jpeg(y, rows, tiles);
+    return JpegCoding::submit_jpeg(y, rows, tiles);
   }
 
   void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override {
@@ -480,7 +480,7 @@ class CudaProducer : public LevelProducer {
     cascade(s, DeviceRows{worker->buffer(t.buffer), worker->pitch(), t.y, t.rows}, out);
     worker->release(t.buffer, prev_done_);
 #else
-    LevelProducer::push_submitted(ticket, out);
+    JpegCoding::push_submitted(ticket, out);
 #endif
   }
 
@@ -512,6 +512,8 @@ class CudaProducer : public LevelProducer {
     // The snapshot's memory is the CPU cascade's, gone after this returns.
     streams_[0].sync();
   }
+
+  JpegCoding* jpeg() override { return this; }
 
   DeviceTimes device_times() const override {
     DeviceTimes t;

@@ -43,7 +43,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
           bool split_encode = false;
           if (enc_need > 0 && enc_need <= room) {
             try {
-              p->enable_jpeg_encode(encode);
+              p->jpeg()->enable_jpeg_encode(encode);
               room -= enc_need;
               split_encode = true;
             } catch (const CudaError& e) {
@@ -73,7 +73,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
           bool split = false;
           if (coefs && coef_need <= room) {
             try {
-              p->enable_coefs(*coefs, warm_bands + 1);
+              p->jpeg()->enable_coefs(*coefs, warm_bands + 1);
               room -= coef_need;
               split = true;
             } catch (const CudaError& e) {
@@ -101,7 +101,7 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
     if (raw && jpeg_tile > 0 && !closing_ && cuda_jpeg_bytes(fmt, levels[0], band_rows, jpeg_tile) <= room) {
       try {
         TraceSpan span("gpu-jpeg-start", 0);
-        raw->enable_jpeg(jpeg_tile);
+        raw->jpeg()->enable_jpeg(jpeg_tile);
       } catch (const std::exception& e) {
         warn(std::string("GPU JPEG decoding unavailable (") + e.what() + "); decoding on the CPU");
       }
@@ -159,13 +159,13 @@ void HandoffProducer::push(const std::shared_ptr<const Image>& band0, std::vecto
 std::shared_ptr<JpegTicket> HandoffProducer::submit_jpeg(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles) {
   // Only bands the GPU will push: it has the cascade already, and keeps it.
   LevelProducer* g = gpu_live_.load(std::memory_order_acquire);
-  return g ? g->submit_jpeg(y, rows, tiles) : nullptr;
+  return g ? g->jpeg()->submit_jpeg(y, rows, tiles) : nullptr;
 }
 
 void HandoffProducer::push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) {
   if (!gpu_) take_over(ticket->y);
   TW_ASSERT(gpu_);
-  gpu_->push_submitted(ticket, out);
+  gpu_->jpeg()->push_submitted(ticket, out);
 }
 
 std::shared_ptr<CoefBand> HandoffProducer::acquire_coefs(int64_t y, int64_t rows) {
@@ -173,20 +173,20 @@ std::shared_ptr<CoefBand> HandoffProducer::acquire_coefs(int64_t y, int64_t rows
   // which then takes the cascade there (push_submitted).
   if (join_row_ >= 0 && y < join_row_) return nullptr;
   LevelProducer* g = gpu_made_.load(std::memory_order_acquire);
-  return g ? g->acquire_coefs(y, rows) : nullptr;
+  return g ? g->jpeg()->acquire_coefs(y, rows) : nullptr;
 }
 
 std::shared_ptr<JpegTicket> HandoffProducer::submit_coefs(const std::shared_ptr<CoefBand>& band) {
   LevelProducer* g = gpu_made_.load(std::memory_order_acquire);
   TW_ASSERT(g);
-  return g->submit_coefs(band);
+  return g->jpeg()->submit_coefs(band);
 }
 
 void HandoffProducer::wait_made() const { made_.wait(); }
 
 std::string HandoffProducer::jpeg_decoder() const {
   LevelProducer* g = gpu_live_.load(std::memory_order_acquire);
-  return g ? g->jpeg_decoder() : "";
+  return g ? g->jpeg()->jpeg_decoder() : "";
 }
 
 DeviceTimes HandoffProducer::device_times() const { return gpu_ ? gpu_->device_times() : DeviceTimes{}; }

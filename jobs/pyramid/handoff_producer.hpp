@@ -18,7 +18,7 @@
 
 namespace tw {
 
-class HandoffProducer : public LevelProducer {
+class HandoffProducer : public LevelProducer, public JpegCoding {
  public:
   // backend: pending (parse_backend_deferred). cpu_pool: plain memory, for
   // level-0 bands until the hand-over and the CPU's lower bands; gpu_pool:
@@ -50,6 +50,7 @@ class HandoffProducer : public LevelProducer {
   void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override;
   std::string jpeg_decoder() const override;
   DeviceTimes device_times() const override;
+  JpegCoding* jpeg() override { return this; }
 
   // Whether the GPU has the cascade: level-0 bands read from now on are
   // pushed to it (any thread may ask).

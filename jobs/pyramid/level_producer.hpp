@@ -67,11 +67,12 @@ class CoefBand {
   uint16_t* quant = nullptr;  // tile i's at quant + i * layout.quant_per_tile()
 };
 
-class LevelProducer {
+// Facet of producers that run on a device: the GPU's share of JPEG coding
+// (docs/ARCHITECTURE.md, split JPEG coding). The pyramid job uses it only
+// where the producer offers it (LevelProducer::jpeg()).
+class JpegCoding {
  public:
-  virtual ~LevelProducer() = default;
-  // The next rows of level 0, in order. Appends the finished bands.
-  virtual void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) = 0;
+  virtual ~JpegCoding() = default;
   // GPU JPEG decoding of level 0 (where jpeg_decoder() is not empty), in two
   // steps: submit_jpeg from any thread hands a band's tiles to the device's
   // decoder without waiting (null: it is busy, decode on the CPU instead);
@@ -96,6 +97,13 @@ class LevelProducer {
   // The split JPEG encode: levels with a spec come back as coefficients
   // (FinishedBand::coefs) instead of pixels. Call before the first push.
   virtual void enable_jpeg_encode(const JpegEncodeSpecs& specs);
+};
+
+class LevelProducer {
+ public:
+  virtual ~LevelProducer() = default;
+  // The next rows of level 0, in order. Appends the finished bands.
+  virtual void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) = 0;
   // Device time so far (zero for the CPU); call after every band was waited for.
   virtual DeviceTimes device_times() const { return {}; }
   // Moving a cascade from one producer to another between two pushes: the
@@ -103,6 +111,8 @@ class LevelProducer {
   // (the GPU's). Others throw InternalError.
   virtual CascadeSnapshot snapshot() const;
   virtual void adopt(const CascadeSnapshot& state);
+  // The GPU's share of JPEG coding, where the producer has one.
+  virtual JpegCoding* jpeg() { return nullptr; }
 };
 
 std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels,

@@ -306,7 +306,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       const size_t enc_need = cuda_encode_bytes(encode_specs, g.levels);
       if (enc_need > 0 && enc_need <= room) {
         try {
-          producer->enable_jpeg_encode(encode_specs);
+          producer->jpeg()->enable_jpeg_encode(encode_specs);
           room -= enc_need;
         } catch (const CudaError& e) {
           warn(std::string("GPU JPEG transform unavailable (") + e.what() + "); encoding on the CPU");
@@ -314,7 +314,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       }
       if (coef_layout && cuda_coef_bytes(fmt, c0, T, *coef_layout, a.tokens + 1) <= room) {
         try {
-          producer->enable_coefs(*coef_layout, a.tokens + 1);
+          producer->jpeg()->enable_coefs(*coef_layout, a.tokens + 1);
         } catch (const CudaError& e) {
           warn(std::string("GPU IDCT unavailable (") + e.what() + "); decoding on the CPU");
         }
@@ -324,7 +324,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     }
   }
   if (a.passthrough && raw0 && raw0->codec == Codec::kJpeg && cnt.jpeg_decoder.empty())
-    cnt.jpeg_decoder = gpu_jpeg ? producer->jpeg_decoder() + " + libjpeg-turbo" : "libjpeg-turbo";
+    cnt.jpeg_decoder = gpu_jpeg ? producer->jpeg()->jpeg_decoder() + " + libjpeg-turbo" : "libjpeg-turbo";
   // The GPU's decoder takes a band when it has room for it (it keeps a short
   // queue); otherwise the reading thread decodes it itself, so CPU threads
   // and the JPEG engines share the work in proportion to their speed.
@@ -376,7 +376,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         merge_jpeg_tables(raw0->jpeg_tables, t->tasks[i].bytes, t->jpeg[i]);
         tiles[i] = {t->tasks[i].tx * T, t->jpeg[i].data(), t->jpeg[i].size()};
       }
-      t->ticket = producer->submit_jpeg(t->y, t->h, tiles);
+      t->ticket = producer->jpeg()->submit_jpeg(t->y, t->h, tiles);
       if (t->ticket) {
         ++gpu_decoded;
         return;
@@ -386,7 +386,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
     if (coef_layout && !coefs_off) {
       // Tests that join the GPU at a given row want it from that row on.
       if (handoff && a.gpu_join_row >= 0 && t->y >= a.gpu_join_row) handoff->wait_made();
-      if (std::shared_ptr<CoefBand> cb = producer->acquire_coefs(t->y, t->h)) {
+      if (std::shared_ptr<CoefBand> cb = producer->jpeg() ? producer->jpeg()->acquire_coefs(t->y, t->h) : nullptr) {
         const size_t cpt = coef_layout->coefs_per_tile(), qpt = coef_layout->quant_per_tile();
         std::atomic<bool> fits{true};
         tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
@@ -401,7 +401,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
         // band decodes on the CPU instead.
         if (!fits) coefs_off = true;
         if (fits) {
-          t->ticket = producer->submit_coefs(cb);
+          t->ticket = producer->jpeg()->submit_coefs(cb);
           ++gpu_idct;
           // Plain level-0 bands from before the hand-over are idle for good.
           if (handoff) pool->clear();
@@ -431,7 +431,7 @@ void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
       const auto [tx0, tx1] = tile_range(0);
       for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T, t->pixels, {}});
     }
-    if (t->ticket) producer->push_submitted(t->ticket, t->finished);
+    if (t->ticket) producer->jpeg()->push_submitted(t->ticket, t->finished);
     else producer->push(t->pixels, t->finished);
     for (const FinishedBand& f : t->finished) {
       if (f.coefs) {

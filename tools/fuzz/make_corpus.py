@@ -3,7 +3,7 @@
 
 usage: /usr/bin/python3 tools/fuzz/make_corpus.py OUTDIR
 
-Writes OUTDIR/<target>/<seed> for fuzz_tiff_source, fuzz_jpeg_decode,
+Writes OUTDIR/<target>/<seed> for fuzz_tiff_source, fuzz_openslide_guard, fuzz_jpeg_decode,
 fuzz_tile_codecs and fuzz_specs, every seed under 64 KB. TIFFs are written
 by libtiff itself (through ctypes: every codec it has, YCbCr JPEG, planar,
 palette, BigTIFF, SubIFDs, several directories), a few by tifffile, and, when
@@ -424,6 +424,9 @@ def spec_seeds():
         "x\0--sigma\01.5\0--factor=-2e3\0--gpu-memory\01G\0--reader\0tiff\0--method\0erosion",
         "--no-predictor\0--otsu\0--min-size\0100\0--border\0mirror\0--report\0r.json",
     ]
+    # A registered op's name, then its options as NAME=VALUE.
+    specs += ["gaussian\0sigma=2", "canny\0low=10\0high=30\0variant=itk", "hdome\0h=300",
+              "threshold\0otsu\0value=4", "reconstruct\0method=erosion\0connectivity=6", "edt\0threshold=1e400"]
     return {"spec_%02d" % i: s.encode() for i, s in enumerate(specs)}
 
 
@@ -439,6 +442,7 @@ def main():
         "fuzz_jpeg_decode": jpeg_seeds(tiffs),
         "fuzz_tile_codecs": tile_codec_seeds(tiffs),
         "fuzz_specs": spec_seeds(),
+        "fuzz_openslide_guard": tiffs,
     }
     for target, seeds in sets.items():
         d = os.path.join(outdir, target)

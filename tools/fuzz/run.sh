@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 build=${TW_FUZZ_BUILD:-build-fuzz}
 case $build in /*) ;; *) build=$root/$build ;; esac
-all_targets="fuzz_tiff_source fuzz_jpeg_decode fuzz_tile_codecs fuzz_specs"
+all_targets="fuzz_tiff_source fuzz_jpeg_decode fuzz_tile_codecs fuzz_specs fuzz_openslide_guard"
 
 usage() {
   sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2

@@ -37,19 +37,13 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
         } else {
           room = budget - need;
           p = make_cuda_producer(backend_.device, fmt, levels, band_rows, gpu_pool_);
-          // Lower levels written as JPEG come back as coefficients (the
-          // GPU does the forward transform, the CPU the entropy coding).
-          const size_t enc_need = cuda_encode_bytes(encode, levels);
-          bool split_encode = false;
-          if (enc_need > 0 && enc_need <= room) {
-            try {
-              p->jpeg()->enable_jpeg_encode(encode);
-              room -= enc_need;
-              split_encode = true;
-            } catch (const CudaError& e) {
-              warn(std::string("GPU JPEG transform unavailable (") + e.what() + "); encoding on the CPU");
-            }
-          }
+          // Lower levels written as JPEG come back as coefficients (the GPU
+          // does the forward transform, the CPU the entropy coding), and
+          // level-0 JPEG tiles may be finished on the GPU after the CPU's
+          // entropy decoding.
+          bool split_encode = false, split = false;
+          enable_split_jpeg(*p->jpeg(), encode, coefs, warm_bands + 1, fmt, levels, band_rows, room, &split_encode,
+                            &split);
           // Pinned buffers for the bands coming back, which the pipeline's
           // serial stage would otherwise wait to allocate (pinning costs
           // ~0.5 ms per MB).
@@ -68,18 +62,6 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
           // plain memory the driver copies through its own staging buffer,
           // ~7 GB/s on the caller's thread: 4.5 ms per 45056-pixel RGB band,
           // a thread's worth of the pass.
-          const size_t coef_need =
-              coefs ? cuda_coef_bytes(fmt, levels[0], band_rows, *coefs, warm_bands + 1) : 0;
-          bool split = false;
-          if (coefs && coef_need <= room) {
-            try {
-              p->jpeg()->enable_coefs(*coefs, warm_bands + 1);
-              room -= coef_need;
-              split = true;
-            } catch (const CudaError& e) {
-              warn(std::string("GPU IDCT unavailable (") + e.what() + "); decoding on the CPU");
-            }
-          }
           if (!split) {
             for (int i = 0; i <= warm_bands; ++i)
               gpu_pool_.add_idle(fmt, Rect(levels[0].col0, 0, levels[0].col1 - levels[0].col0,

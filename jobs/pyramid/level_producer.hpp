@@ -138,6 +138,16 @@ size_t cuda_coef_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band
 // Device bytes the GPU JPEG decoder's band buffers take.
 size_t cuda_jpeg_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, int64_t tile);
 
+// The split JPEG stages a CUDA producer may take on beside its cascade,
+// each where it fits the device room left; a stage that cannot start is
+// warned about and left to the CPU. The pass's own producer and the one a
+// hand-over starts share this.
+// room: device bytes left, reduced by what the stages take; the flags say
+// which started.
+void enable_split_jpeg(JpegCoding& gpu, const JpegEncodeSpecs& encode, const std::optional<JpegCoefLayout>& coefs,
+                       int slots, PixelFormat fmt, const std::vector<CascadeLevel>& levels, int64_t band_rows,
+                       size_t& room, bool* split_encode, bool* split_decode);
+
 // Throws InputError in builds without CUDA, CudaError if nvJPEG cannot be
 // set up. jpeg_tile > 0: level-0 bands may also come as JPEG tiles of that
 // size (submit_jpeg / push_submitted).

@@ -17,6 +17,7 @@
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
 #include "io/codec/jpeg_codec.hpp"
+#include "io/tiff/tiff_dir.hpp"
 #include "io/tiff/tiff_error.hpp"
 
 namespace tw {
@@ -28,310 +29,11 @@ JpegDecoder& thread_jpeg_decoder() {
   return dec;
 }
 
-// A decoded strip larger than this is read row by row instead (a whole image
-// stored as one strip must not be decoded into memory at once).
-constexpr size_t kBigStripBytes = size_t{32} << 20;
 // Decode buffers up to this size are kept per thread and taken without the
 // budget's lock (they are part of the fixed overhead per thread); larger
 // ones, which only a file's header can ask for, wait for room in the budget.
 constexpr size_t kSmallUnitBytes = size_t{4} << 20;
 constexpr size_t kDefaultDecodeBudget = size_t{1} << 30;
-
-// The most bytes n compressed bytes of a codec can decode to (each codec's
-// best case: deflate 1032:1, LZW codes of at most 4096 bytes, a zstd RLE
-// block, two bits per JPEG block, ...), with slack for headers. A chunk whose
-// declared pixels need more is damaged or lying: refused before a buffer of
-// its declared size is made.
-uint64_t max_decoded_bytes(uint16_t compression, uint64_t n) {
-  switch (compression) {
-    case COMPRESSION_NONE: return n;
-    case COMPRESSION_PACKBITS: return n * 64 + 256;
-    case COMPRESSION_LZW: return n * 4096 + 65536;
-    case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return n * 1032 + 65536;
-    case COMPRESSION_ZSTD: return n * 32768 + (uint64_t{1} << 20);
-    case COMPRESSION_JPEG: return n * 2048 + 65536;
-    default: return UINT64_MAX;  // a codec whose bound we do not know
-  }
-}
-
-struct Dir {
-  tdir_t index = 0;
-  uint64_t subifd = 0;  // nonzero: the directory lives at this SubIFD offset
-  int64_t width = 0, height = 0;
-  bool tiled = false;
-  int64_t chunk_w = 0, chunk_h = 0;  // tile, or strip (width x rows per strip)
-  uint16_t compression = 1, photometric = 1, planar = 1, bits = 8, spp = 1, sample_format = 1;
-  uint16_t predictor = 1, sub_h = 1, sub_v = 1, fillorder = 1;
-  uint32_t subfile_type = 0;
-  std::vector<uint64_t> offsets, counts;
-  std::vector<uint8_t> jpeg_tables;
-  std::vector<uint16_t> cmap[3];
-  std::string description;
-  float xres = 0, yres = 0;
-  uint16_t res_unit = 0;
-  std::string unsupported;  // why the pixels cannot be read; empty = readable
-  PixelFormat out_fmt;
-  bool own_jpeg = false;  // decode JPEG ourselves from raw bytes
-  RawTileFormat raw;
-  bool raw_ok = false;
-
-  size_t unit_bytes = 0;  // memory one decode takes (decode_unit_bytes)
-
-  int64_t across() const { return ceil_div(width, chunk_w); }
-  int64_t down() const { return ceil_div(height, chunk_h); }
-  int64_t per_plane() const { return across() * down(); }
-  int planes() const { return planar == PLANARCONFIG_SEPARATE ? spp : 1; }
-  Rect chunk_rect(int64_t cx, int64_t cy) const {
-    return Rect(cx * chunk_w, cy * chunk_h, chunk_w, chunk_h).intersect({0, 0, width, height});
-  }
-  size_t plane_bytes_per_pixel() const {
-    return (planar == PLANARCONFIG_SEPARATE ? 1 : spp) * (bits / 8);
-  }
-  // Bytes of one plane of a chunk as decoded (tiles are stored whole).
-  uint64_t chunk_plane_bytes() const {
-    return static_cast<uint64_t>(chunk_w) * static_cast<uint64_t>(chunk_h) * plane_bytes_per_pixel();
-  }
-  bool row_by_row() const { return !tiled && chunk_plane_bytes() > kBigStripBytes; }
-};
-
-std::string compression_name(uint16_t c) {
-  switch (c) {
-    case COMPRESSION_NONE: return "none";
-    case COMPRESSION_LZW: return "lzw";
-    case COMPRESSION_OJPEG: return "old-jpeg";
-    case COMPRESSION_JPEG: return "jpeg";
-    case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return "deflate";
-    case COMPRESSION_PACKBITS: return "packbits";
-    case COMPRESSION_ZSTD: return "zstd";
-    case COMPRESSION_WEBP: return "webp";
-    case COMPRESSION_LZMA: return "lzma";
-    case 33003:
-    case 33005: return "jpeg2000 (Aperio)";
-    case 34712: return "jpeg2000";
-    default: return "compression " + std::to_string(c);
-  }
-}
-
-Codec codec_of(uint16_t c) {
-  switch (c) {
-    case COMPRESSION_NONE: return Codec::kNone;
-    case COMPRESSION_LZW: return Codec::kLzw;
-    case COMPRESSION_JPEG: return Codec::kJpeg;
-    case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return Codec::kDeflate;
-    case COMPRESSION_ZSTD: return Codec::kZstd;
-    default: return Codec::kOther;
-  }
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// libtiff reads a directory whose offset or byte-count arrays are shorter
-// than its size needs by ignoring them or padding them with zeros, which
-// would read as an image of blank (sparse) tiles of whatever size the header
-// claims: a damaged file, refused.
-std::string damage_in(const std::string& warnings) {
-  for (const char* tag : {"StripOffsets", "StripByteCounts", "TileOffsets", "TileByteCounts"})
-    if (warnings.find(std::string("Incorrect count for \"") + tag + "\"") != std::string::npos)
-      return std::string("damaged directory: its ") + tag + " do not match its size";
-  return "";
-}
-
-// Reads the current directory's tags; the warnings libtiff gave since the
-// last take_tiff_warnings() (on reading this directory and its arrays) are
-// this directory's.
-Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
-  Dir d;
-  d.index = index;
-  d.subifd = subifd;
-  uint32_t w = 0, h = 0;
-  TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w);
-  TIFFGetField(t, TIFFTAG_IMAGELENGTH, &h);
-  d.width = w, d.height = h;
-  TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &d.compression);
-  if (!TIFFGetField(t, TIFFTAG_PHOTOMETRIC, &d.photometric)) d.photometric = 0xffff;
-  TIFFGetFieldDefaulted(t, TIFFTAG_PLANARCONFIG, &d.planar);
-  TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &d.bits);
-  TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLESPERPIXEL, &d.spp);
-  TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &d.sample_format);
-  TIFFGetFieldDefaulted(t, TIFFTAG_FILLORDER, &d.fillorder);
-  TIFFGetFieldDefaulted(t, TIFFTAG_SUBFILETYPE, &d.subfile_type);
-  if (d.compression == COMPRESSION_LZW || d.compression == COMPRESSION_ADOBE_DEFLATE ||
-      d.compression == COMPRESSION_DEFLATE || d.compression == COMPRESSION_ZSTD)
-    TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &d.predictor);
-  if (d.photometric == PHOTOMETRIC_YCBCR)
-    TIFFGetFieldDefaulted(t, TIFFTAG_YCBCRSUBSAMPLING, &d.sub_h, &d.sub_v);
-  char* desc = nullptr;
-  if (TIFFGetField(t, TIFFTAG_IMAGEDESCRIPTION, &desc) && desc) d.description = desc;
-  TIFFGetField(t, TIFFTAG_XRESOLUTION, &d.xres);
-  TIFFGetField(t, TIFFTAG_YRESOLUTION, &d.yres);
-  TIFFGetFieldDefaulted(t, TIFFTAG_RESOLUTIONUNIT, &d.res_unit);
-
-  d.tiled = TIFFIsTiled(t) != 0;
-  uint64_t* offs = nullptr;
-  uint64_t* cnts = nullptr;
-  if (d.tiled) {
-    uint32_t tw = 0, th = 0;
-    TIFFGetField(t, TIFFTAG_TILEWIDTH, &tw);
-    TIFFGetField(t, TIFFTAG_TILELENGTH, &th);
-    d.chunk_w = tw, d.chunk_h = th;
-    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
-    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
-  } else {
-    uint32_t rps = 0;
-    TIFFGetFieldDefaulted(t, TIFFTAG_ROWSPERSTRIP, &rps);
-    d.chunk_w = d.width;
-    d.chunk_h = std::min<int64_t>(rps == 0 ? d.height : rps, std::max<int64_t>(d.height, 1));
-    TIFFGetField(t, TIFFTAG_STRIPOFFSETS, &offs);
-    TIFFGetField(t, TIFFTAG_STRIPBYTECOUNTS, &cnts);
-  }
-  if (d.width <= 0 || d.height <= 0) {
-    d.unsupported = "image has no pixels (" + std::to_string(d.width) + "x" + std::to_string(d.height) + ")";
-    return d;
-  }
-  d.unsupported = damage_in(take_tiff_warnings());
-  if (!d.unsupported.empty()) return d;
-  if (d.chunk_w <= 0 || d.chunk_h <= 0) {
-    d.unsupported = "invalid tile size " + std::to_string(d.chunk_w) + "x" + std::to_string(d.chunk_h);
-    return d;
-  }
-  const size_t n = static_cast<size_t>(d.tiled ? TIFFNumberOfTiles(t) : TIFFNumberOfStrips(t));
-  const size_t expect = static_cast<size_t>(d.per_plane()) * d.planes();
-  if (!offs || !cnts || n < expect) {
-    d.unsupported = "tile/strip offsets are missing or incomplete";
-    return d;
-  }
-  d.offsets.assign(offs, offs + expect);
-  d.counts.assign(cnts, cnts + expect);
-
-  if (d.compression == COMPRESSION_JPEG) {
-    uint32_t len = 0;
-    void* tables = nullptr;
-    if (TIFFGetField(t, TIFFTAG_JPEGTABLES, &len, &tables) && tables && len > 0)
-      d.jpeg_tables.assign(static_cast<uint8_t*>(tables), static_cast<uint8_t*>(tables) + len);
-  }
-  if (d.photometric == PHOTOMETRIC_PALETTE && d.bits == 8) {
-    uint16_t *r = nullptr, *g = nullptr, *b = nullptr;
-    if (TIFFGetField(t, TIFFTAG_COLORMAP, &r, &g, &b)) {
-      for (int i = 0; i < 3; ++i) d.cmap[i].resize(256);
-      std::copy(r, r + 256, d.cmap[0].begin());
-      std::copy(g, g + 256, d.cmap[1].begin());
-      std::copy(b, b + 256, d.cmap[2].begin());
-    }
-  }
-
-  // What can we make of its pixels?
-  auto bad = [&](const std::string& why) { d.unsupported = why; };
-  const bool float32 = d.sample_format == SAMPLEFORMAT_IEEEFP && d.bits == 32;
-  if (float32) {
-    if (d.compression == COMPRESSION_JPEG) bad("JPEG with floating-point samples");
-  } else if (d.sample_format != SAMPLEFORMAT_UINT)
-    bad(std::string("unsupported pixel type: ") +
-        (d.sample_format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed integer") +
-        " samples of " + std::to_string(d.bits) + " bits");
-  else if (d.bits != 8 && d.bits != 16)
-    bad("unsupported pixel type: " + std::to_string(d.bits) + "-bit samples (8, 16 and 32-bit float are supported)");
-  else if (d.fillorder != FILLORDER_MSB2LSB)
-    bad("unsupported FillOrder (LSB first)");
-  else if (d.compression == COMPRESSION_OJPEG)
-    bad("old-style JPEG compression (6) is not supported");
-  else if (!TIFFIsCODECConfigured(d.compression))
-    bad(compression_name(d.compression) + " is not supported by this libtiff");
-  if (!d.unsupported.empty()) return d;
-
-  const SampleType st = float32 ? SampleType::kF32 : d.bits == 16 ? SampleType::kU16 : SampleType::kU8;
-  switch (d.photometric) {
-    case PHOTOMETRIC_MINISBLACK:
-    case PHOTOMETRIC_MINISWHITE:
-      if (d.spp > 2) bad("gray image with " + std::to_string(d.spp) + " samples per pixel");
-      d.out_fmt = {st, d.spp};
-      break;
-    case PHOTOMETRIC_RGB:
-      if (d.spp != 3 && d.spp != 4) bad("RGB image with " + std::to_string(d.spp) + " samples per pixel");
-      d.out_fmt = {st, d.spp};
-      break;
-    case PHOTOMETRIC_YCBCR:
-      if (d.compression != COMPRESSION_JPEG) bad("YCbCr pixels are supported only with JPEG compression");
-      else if (d.spp != 3) bad("YCbCr image with " + std::to_string(d.spp) + " samples per pixel");
-      d.out_fmt = {st, 3};
-      break;
-    case PHOTOMETRIC_PALETTE:
-      if (d.bits != 8 || d.spp != 1 || d.cmap[0].empty() || float32) bad("palette images must be 8-bit with a colour map");
-      d.out_fmt = {SampleType::kU8, 3};
-      break;
-    case 0xffff:
-      // No Photometric tag: guess from the samples, as most readers do.
-      d.photometric = d.spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
-      d.out_fmt = {st, d.spp};
-      break;
-    default:
-      bad("unsupported Photometric " + std::to_string(d.photometric) + " (CMYK, Lab and others)");
-  }
-  if (d.compression == COMPRESSION_JPEG) {
-    if (d.bits != 8) bad("JPEG with " + std::to_string(d.bits) + "-bit samples is not supported");
-    if (d.planar == PLANARCONFIG_SEPARATE) bad("planar JPEG is not supported");
-    if (d.photometric == PHOTOMETRIC_MINISWHITE) bad("JPEG with MinIsWhite is not supported");
-    d.own_jpeg = true;
-  }
-  if (!d.unsupported.empty()) return d;
-
-  d.raw.codec = codec_of(d.compression);
-  d.raw.tiff_compression = d.compression;
-  d.raw.photometric = d.photometric;
-  d.raw.subsampling_h = d.sub_h, d.raw.subsampling_v = d.sub_v;
-  d.raw.predictor = d.predictor;
-  d.raw.sample_format = d.sample_format;
-  d.raw.bits_per_sample = d.bits;
-  d.raw.samples_per_pixel = d.spp;
-  d.raw.tile_w = d.chunk_w, d.raw.tile_h = d.chunk_h;
-  d.raw.jpeg_tables = d.jpeg_tables;
-  d.raw_ok = d.tiled && d.raw.codec != Codec::kOther && d.planar == PLANARCONFIG_CONTIG &&
-             (d.photometric == PHOTOMETRIC_MINISBLACK || d.photometric == PHOTOMETRIC_RGB ||
-              d.photometric == PHOTOMETRIC_YCBCR);
-  // A decode holds the chunk's compressed bytes and its pixels (ours from
-  // JPEG: a whole-tile copy for tiles that overlap a read in part); a strip
-  // read row by row, one row (libtiff reads its bytes piecewise).
-  const uint64_t max_count = d.counts.empty() ? 0 : *std::max_element(d.counts.begin(), d.counts.end());
-  const uint64_t out_chunk = static_cast<uint64_t>(d.chunk_w) * static_cast<uint64_t>(d.chunk_h) *
-                             d.out_fmt.bytes_per_pixel();
-  const uint64_t unit = d.row_by_row() ? static_cast<uint64_t>(d.width) * d.plane_bytes_per_pixel()
-                        : d.own_jpeg   ? max_count + out_chunk
-                                       : max_count + d.chunk_plane_bytes();
-  d.unit_bytes = static_cast<size_t>(std::min<uint64_t>(unit, SIZE_MAX / 2));
-  return d;
-}
-
-std::string associated_name(const Dir& d, bool aperio, bool first_assoc) {
-  const std::string desc = lower(d.description);
-  for (const char* key : {"label", "macro", "thumbnail", "overview"})
-    if (desc.rfind(key, 0) == 0 || desc.find(std::string("\n") + key) != std::string::npos ||
-        desc.find(std::string(" ") + key + " ") != std::string::npos || desc == key)
-      return std::string(key) == "overview" ? "macro" : key;
-  if (aperio && first_assoc) return "thumbnail";  // Aperio's second directory
-  return "image-" + std::to_string(d.index);
-}
-
-double mpp_from(const Dir& d, float res) {
-  if (res <= 0) return 0;
-  if (d.res_unit == RESUNIT_CENTIMETER) return 10000.0 / res;
-  if (d.res_unit == RESUNIT_INCH) return 25400.0 / res;
-  return 0;
-}
-
-double aperio_mpp(const std::string& desc) {
-  const auto p = desc.find("MPP = ");
-  if (p == std::string::npos) return 0;
-  try {
-    return std::stod(desc.substr(p + 6));
-  } catch (...) {
-    return 0;
-  }
-}
 
 // A small LRU of decoded chunks, keyed by (level, chunk index).
 class ChunkCache {
@@ -411,6 +113,8 @@ struct TiffSource::Impl {
                        compression_name(d.compression) + " data, too few for the " + std::to_string(decoded) +
                        " bytes of pixels it declares");
   }
+
+  void classify(const std::vector<Dir>& dirs, const std::vector<Dir>& sub_dirs, bool aperio);
 
   ~Impl() {
     for (auto& h : pool) TIFFClose(h.first);
@@ -659,6 +363,86 @@ bool TiffSource::looks_like_tiff(const std::string& path) {
   return le || be;
 }
 
+namespace {
+
+// Every directory of the main chain, and the SubIFDs of the first.
+void read_directories(TIFF* t, const std::string& path, std::vector<Dir>& dirs, std::vector<Dir>& sub_dirs) {
+  std::vector<uint64_t> subifds;
+  do {
+    dirs.push_back(read_dir(t, TIFFCurrentDirectory(t), 0));
+    if (dirs.size() == 1) {
+      uint16_t n = 0;
+      uint64_t* offs = nullptr;
+      if (TIFFGetField(t, TIFFTAG_SUBIFD, &n, &offs) && offs) subifds.assign(offs, offs + n);
+    }
+    if (dirs.size() > 4096) break;  // a loop libtiff failed to notice
+    if (TIFFLastDirectory(t)) break;
+    clear_tiff_error();
+    // A next directory that cannot be read means a cut or damaged file, not
+    // the end of the chain: better refused than silently shortened.
+    if (!TIFFReadDirectory(t))
+      throw InputError("truncated or damaged TIFF " + path + ": directory " + std::to_string(dirs.size()) +
+                       " cannot be read (" + take_tiff_error() + ")");
+  } while (true);
+  for (uint64_t off : subifds)
+    if (TIFFSetSubDirectory(t, off)) sub_dirs.push_back(read_dir(t, 0, off));
+}
+
+}  // namespace
+
+// Levels: directory 0, then smaller directories of the same pixel format
+// (SubIFDs first, OME style), tiled or flagged reduced-resolution; the
+// others are associated images, or pages a reader of page 0 would drop.
+void TiffSource::Impl::classify(const std::vector<Dir>& dirs, const std::vector<Dir>& sub_dirs, bool aperio) {
+  const Dir& d0 = dirs.front();
+  levels.push_back(d0);
+  auto is_named_assoc = [&](const Dir& d) { return associated_name(d, false, false).rfind("image-", 0) != 0; };
+  auto try_level = [&](const Dir& d) {
+    const Dir& prev = levels.back();
+    return d.unsupported.empty() && d.out_fmt == d0.out_fmt && d.width < prev.width && d.height <= prev.height &&
+           (d.tiled || (d.subfile_type & FILETYPE_REDUCEDIMAGE)) && !is_named_assoc(d);
+  };
+  for (const Dir& d : sub_dirs)
+    if (try_level(d)) levels.push_back(d);
+  bool first_assoc = true;
+  int full_size_pages = 1;
+  for (size_t i = 1; i < dirs.size(); ++i) {
+    const Dir& d = dirs[i];
+    if (sub_dirs.empty() && try_level(d)) {
+      levels.push_back(d);
+      continue;
+    }
+    // Another image as large as the first, not a label or macro: a stack,
+    // or channels stored one per page (OME-TIFF). Reading page 0 alone would
+    // drop the others without a word.
+    if (d.width == d0.width && d.height == d0.height && !is_named_assoc(d)) ++full_size_pages;
+    if (d.unsupported.empty() || d.width > 0) {
+      // Names are how images are asked for: a second "label" would never be
+      // read (the first one would be, twice). It keeps its directory's name.
+      std::string name = associated_name(d, aperio, first_assoc);
+      if (std::find(assoc_names.begin(), assoc_names.end(), name) != assoc_names.end())
+        name = "image-" + std::to_string(d.index);
+      assoc.push_back(d);
+      assoc_names.push_back(name);
+      first_assoc = false;
+    }
+  }
+  if (full_size_pages > 1)
+    throw UnsupportedFormat(path + " holds " + std::to_string(full_size_pages) + " full-size images (a stack, or " +
+                            "channels stored one per page); only single-image files and pyramids are supported");
+  // A truncated file shows as chunks that end past the end of the file:
+  // refuse it now, before any output is written.
+  for (size_t l = 0; l < levels.size(); ++l) {
+    const Dir& d = levels[l];
+    for (size_t i = 0; i < d.offsets.size(); ++i)
+      if (d.counts[i] > 0 && (d.offsets[i] > file_size || d.counts[i] > file_size - d.offsets[i]))
+        throw InputError("truncated TIFF " + path + ": " + (d.tiled ? "tile " : "strip ") + std::to_string(i) +
+                         " of level " + std::to_string(l) + " ends at byte " +
+                         std::to_string(d.offsets[i] + d.counts[i]) + ", past the end of the file (" +
+                         std::to_string(file_size) + " bytes)");
+  }
+}
+
 TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()) {
   install_tiff_handlers();
   auto& im = *impl_;
@@ -673,96 +457,25 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
 
   take_tiff_warnings();  // another file's, on this thread
   TIFF* t = im.open_handle();
-  std::vector<Dir> dirs;
-  std::vector<uint64_t> subifds;
+  im.pool.emplace_back(t, -1);  // closed with the source, whatever happens next
+  std::vector<Dir> dirs, sub_dirs;
+  read_directories(t, path, dirs, sub_dirs);
   const bool big = TIFFIsBigTIFF(t) != 0;
-  do {
-    dirs.push_back(read_dir(t, TIFFCurrentDirectory(t), 0));
-    if (dirs.size() == 1) {
-      uint16_t n = 0;
-      uint64_t* offs = nullptr;
-      if (TIFFGetField(t, TIFFTAG_SUBIFD, &n, &offs) && offs) subifds.assign(offs, offs + n);
-    }
-    if (dirs.size() > 4096) break;  // a loop libtiff failed to notice
-    if (TIFFLastDirectory(t)) break;
-    clear_tiff_error();
-    // A next directory that cannot be read means a cut or damaged file, not
-    // the end of the chain: better refused than silently shortened.
-    if (!TIFFReadDirectory(t)) {
-      TIFFClose(t);
-      throw InputError("truncated or damaged TIFF " + path + ": directory " + std::to_string(dirs.size()) +
-                       " cannot be read (" + take_tiff_error() + ")");
-    }
-  } while (true);
-  std::vector<Dir> sub_dirs;
-  for (uint64_t off : subifds)
-    if (TIFFSetSubDirectory(t, off)) sub_dirs.push_back(read_dir(t, 0, off));
-  im.pool.emplace_back(t, -1);
 
   const Dir& d0 = dirs.front();
   if (!d0.unsupported.empty()) throw UnsupportedFormat(path + ": " + d0.unsupported);
   const char* vendor = openslide_detect_vendor(path.c_str());
-  const bool aperio = (vendor && std::string(vendor) == "aperio") ||
-                      d0.description.rfind("Aperio", 0) == 0;
+  const bool aperio = (vendor && std::string(vendor) == "aperio") || d0.description.rfind("Aperio", 0) == 0;
+  im.classify(dirs, sub_dirs, aperio);
+  fill_info(big ? "BigTIFF" : "TIFF", vendor ? vendor : "", aperio);
+}
 
-  // Levels: directory 0, then smaller directories of the same pixel format
-  // (SubIFDs first, OME style), tiled or flagged reduced-resolution.
-  im.levels.push_back(d0);
-  auto is_named_assoc = [&](const Dir& d) {
-    const std::string n = associated_name(d, false, false);
-    return n.rfind("image-", 0) != 0;
-  };
-  auto try_level = [&](const Dir& d) {
-    const Dir& prev = im.levels.back();
-    return d.unsupported.empty() && d.out_fmt == d0.out_fmt && d.width < prev.width &&
-           d.height <= prev.height && (d.tiled || (d.subfile_type & FILETYPE_REDUCEDIMAGE)) &&
-           !is_named_assoc(d);
-  };
-  for (const Dir& d : sub_dirs)
-    if (try_level(d)) im.levels.push_back(d);
-  bool first_assoc = true;
-  int full_size_pages = 1;
-  for (size_t i = 1; i < dirs.size(); ++i) {
-    const Dir& d = dirs[i];
-    if (sub_dirs.empty() && try_level(d)) {
-      im.levels.push_back(d);
-      continue;
-    }
-    // Another image as large as the first, not a label or macro: a stack,
-    // or channels stored one per page (OME-TIFF). Reading page 0 alone would
-    // drop the others without a word.
-    if (d.width == d0.width && d.height == d0.height && !is_named_assoc(d)) ++full_size_pages;
-    if (d.unsupported.empty() || d.width > 0) {
-      // Names are how images are asked for: a second "label" would never be
-      // read (the first one would be, twice). It keeps its directory's name.
-      std::string name = associated_name(d, aperio, first_assoc);
-      if (std::find(im.assoc_names.begin(), im.assoc_names.end(), name) != im.assoc_names.end())
-        name = "image-" + std::to_string(d.index);
-      im.assoc.push_back(d);
-      im.assoc_names.push_back(name);
-      first_assoc = false;
-    }
-  }
-
-  if (full_size_pages > 1)
-    throw UnsupportedFormat(path + " holds " + std::to_string(full_size_pages) + " full-size images (a stack, or " +
-                            "channels stored one per page); only single-image files and pyramids are supported");
-
-  // A truncated file shows as chunks that end past the end of the file:
-  // refuse it now, before any output is written.
-  for (size_t l = 0; l < im.levels.size(); ++l) {
-    const Dir& d = im.levels[l];
-    for (size_t i = 0; i < d.offsets.size(); ++i)
-      if (d.counts[i] > 0 && (d.offsets[i] > im.file_size || d.counts[i] > im.file_size - d.offsets[i]))
-        throw InputError("truncated TIFF " + path + ": " + (d.tiled ? "tile " : "strip ") + std::to_string(i) +
-                         " of level " + std::to_string(l) + " ends at byte " +
-                         std::to_string(d.offsets[i] + d.counts[i]) + ", past the end of the file (" +
-                         std::to_string(im.file_size) + " bytes)");
-  }
-
-  info_.path = path;
-  info_.format = big ? "BigTIFF" : "TIFF";
-  info_.vendor = vendor ? vendor : "";
+void TiffSource::fill_info(const std::string& format, const std::string& vendor, bool aperio) {
+  const auto& im = *impl_;
+  const Dir& d0 = im.levels.front();
+  info_.path = im.path;
+  info_.format = format;
+  info_.vendor = vendor;
   info_.fmt = d0.out_fmt;
   for (const Dir& d : im.levels) {
     LevelInfo li;

@@ -46,6 +46,7 @@ class TiffSource : public TileSource, public RawTiles {
   void read_inside(int level, const ImageView& dst) const override;
 
  private:
+  void fill_info(const std::string& format, const std::string& vendor, bool aperio);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -65,18 +65,18 @@ void read_level(const TileSource& src, int l) {
   read_checked(src, l, Rect(-4, -4, 9, 9), Border{BorderMode::kConstant, 3});
 
   // Pass-through: raw tiles, decoded as the pyramid job decodes them.
-  const RawTiles* tiles = src.raw_tiles();
-  if (const RawTileFormat* raw = tiles ? tiles->raw_format(l) : nullptr) {
+  const RawTiles* raw_tiles = src.raw_tiles();
+  if (const RawTileFormat* raw = raw_tiles ? raw_tiles->raw_format(l) : nullptr) {
     const int64_t tiles[][2] = {{0, 0}, {g.cols() - 1, g.rows() - 1}};
     for (const auto& t : tiles) {
-      const std::vector<uint8_t> bytes = tiles->read_raw_tile(l, t[0], t[1]);
+      const std::vector<uint8_t> bytes = raw_tiles->read_raw_tile(l, t[0], t[1]);
       const Rect tr = g.tile_rect(t[0], t[1]);
       Image dec(src.info().fmt, tr);
-      tiles->decode_raw_tile(l, t[0], t[1], bytes, dec.view());
+      raw_tiles->decode_raw_tile(l, t[0], t[1], bytes, dec.view());
       if (const auto layout = gpu_jpeg_coef_layout(*raw)) {
         std::vector<int16_t> coefs(layout->coefs_per_tile());
         std::vector<uint16_t> quant(layout->quant_per_tile());
-        tiles->decode_raw_tile_coefficients(l, t[0], t[1], bytes, *layout, coefs.data(), quant.data());
+        raw_tiles->decode_raw_tile_coefficients(l, t[0], t[1], bytes, *layout, coefs.data(), quant.data());
       }
     }
   }

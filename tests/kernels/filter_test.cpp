@@ -114,7 +114,7 @@ TEST_F(Filters, CannyClassicEqualsOpenCvOnOurSmoothing) {
     if (img.fmt().channels == 3) src = ops::run_op(src, ops::Gray{}, kCpu, "gray");
     const Image smoothed = read_tiled(*ops::run_op(src, ops::make_gaussian<1>(c.sigma), kCpu, "smooth"));
     const Image ref = oracle({"canny", std::to_string(c.low), std::to_string(c.high)}, smoothed);
-    for (int64_t tile : {16, 64, 512}) {
+    for (int64_t tile : {16, 64, 67, 512}) {
       ReconstructJob job;
       job.tile = tile;
       job.memory = 64 << 20;

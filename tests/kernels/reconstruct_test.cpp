@@ -93,7 +93,7 @@ TEST(Reconstruct, MatchesDefinitionEveryVariant) {
         Image whole = copy_of(seed);
         reconstruct_image(whole, mask, p);
         EXPECT_EQ(test::diff_images(whole.view(), want.view()), "") << fmt.str() << " conn " << conn;
-        for (int64_t tile : {16, 23, 40, 128}) {
+        for (int64_t tile : {16, 23, 40, 67, 128}) {
           const Image got = run_tiled(seed, mask, p, tile, size_t{64} << 20);
           EXPECT_EQ(test::diff_images(got.view(), want.view()), "") << fmt.str() << " conn " << conn << " tile " << tile;
         }
@@ -134,7 +134,7 @@ TEST(Reconstruct, MatchesScikitImageOnMicroscopy) {
         ASSERT_EQ(r.exit_code, 0) << r.err;
         const Image want = test::load_npy(tmp.file("o.npy"));
         ReconstructParams p{m, conn};
-        for (int64_t tile : {37, 64, 512}) {
+        for (int64_t tile : {37, 64, 67, 512}) {
           const Image got = run_tiled(seed, *c.mask, p, tile, size_t{64} << 20);
           EXPECT_EQ(test::diff_images(got.view(), want.view()), "")
               << c.name << (dil ? " dilation" : " erosion") << " conn " << conn << " tile " << tile;

@@ -270,7 +270,7 @@ TEST_F(Hardening, NothingOutlivesAKill) {
   kill9.signal = SIGKILL;
   const std::string out = tmp_.file("dist.tif");
   // The EDT spills its rasters to scratch files under a small budget.
-  const auto r = test::run_cli({"edt", "synthetic:6000x6000,gray", out, "--memory", "8M", "--threads", "1"}, kill9);
+  const auto r = test::run_cli({"edt", "synthetic:16000x16000,gray", out, "--memory", "8M", "--threads", "1"}, kill9);
   ASSERT_EQ(r.exit_code, 128 + SIGKILL) << "finished before the kill: make the input larger";
   for (const std::string& name : tmp_.list())
     EXPECT_EQ(name.find(".raster"), std::string::npos) << "scratch file left: " << name;

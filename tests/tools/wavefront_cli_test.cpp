@@ -116,8 +116,10 @@ TEST(WavefrontOutOfCore, HdomeLargerThanBudget) {
   const auto big = test::run_cli({"hdome", "synthetic:6000x6000,gray", tmp.file("a.tif"), "--h", "20", "--memory", "4M",
                                   "--report", tmp.file("a.json")});
   ASSERT_EQ(big.exit_code, 0) << big.err;
-  EXPECT_LE(big.peak_rss_bytes, (size_t{4} << 20) + overhead)
-      << "peak RSS " << big.peak_rss_bytes / 1048576.0 << " MiB with --memory 4M";
+  if (!test::kSanitizerBuild) {
+    EXPECT_LE(big.peak_rss_bytes, (size_t{4} << 20) + overhead)
+        << "peak RSS " << big.peak_rss_bytes / 1048576.0 << " MiB with --memory 4M";
+  }
   std::printf("[ info     ] 36 MP h-dome, --memory 4M: peak RSS %.1f MiB, %.1f s\n", big.peak_rss_bytes / 1048576.0,
               big.seconds);
   std::ifstream rep(tmp.file("a.json"));

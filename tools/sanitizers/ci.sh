@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# CI: the AddressSanitizer + UndefinedBehaviorSanitizer build of the test
+# suite (docs/SANITIZERS.md). Configures and builds build-asan, then runs every
+# test except those labelled `big`; the runtime options and suppressions come
+# with the tests (tests/CMakeLists.txt). Exits non-zero on any failure, a
+# sanitizer report included (it fails its test).
+#
+#   tools/sanitizers/ci.sh              # the whole suite
+#   tools/sanitizers/ci.sh -R Edt       # extra arguments go to ctest
+#
+# TW_ASAN_BUILD_DIR (default build-asan) and TW_JOBS (default nproc) override.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${TW_ASAN_BUILD_DIR:-build-asan}
+jobs=${TW_JOBS:-$(nproc)}
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTW_SANITIZE=address,undefined
+cmake --build "$build" -j"$jobs"
+# A hang fails its test instead of holding CI until its own limit.
+ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 300 -LE big "$@"

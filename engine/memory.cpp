@@ -75,4 +75,33 @@ void* allocate_huge(size_t bytes) {
   return p;
 }
 
+size_t ByteBudget::capacity() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return capacity_;
+}
+
+void ByteBudget::set_capacity(size_t bytes) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    capacity_ = bytes;
+  }
+  cv_.notify_all();
+}
+
+ByteBudget::Hold ByteBudget::acquire(size_t n) {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [&] { return used_ == 0 || used_ + n <= capacity_; });
+  used_ += n;
+  return Hold(this, n);
+}
+
+ByteBudget::Hold::~Hold() {
+  if (!budget_) return;
+  {
+    std::lock_guard<std::mutex> l(budget_->mu_);
+    budget_->used_ -= bytes_;
+  }
+  budget_->cv_.notify_all();
+}
+
 }  // namespace tw

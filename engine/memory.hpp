@@ -1,5 +1,7 @@
 #pragma once
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <string>
 
 namespace tw {
@@ -28,5 +30,40 @@ constexpr size_t huge_rounded(size_t bytes) { return (bytes + kHugePageBytes - 1
 // huge_rounded(bytes) bytes aligned to 2 MB, advised as huge pages; std::free
 // releases them. Throws std::bad_alloc.
 void* allocate_huge(size_t bytes);
+
+// A counting semaphore in bytes: buffers whose size a file's header sets
+// (a decoded tile or strip) are taken only when they fit beside those other
+// threads hold, so N threads decoding huge tiles stay within one budget.
+class ByteBudget {
+ public:
+  explicit ByteBudget(size_t capacity) : capacity_(capacity) {}
+  size_t capacity() const;
+  void set_capacity(size_t bytes);
+
+  class Hold {
+   public:
+    Hold() = default;
+    Hold(Hold&& o) noexcept : budget_(o.budget_), bytes_(o.bytes_) { o.budget_ = nullptr; }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    Hold& operator=(Hold&&) = delete;
+    ~Hold();
+
+   private:
+    friend class ByteBudget;
+    Hold(ByteBudget* b, size_t n) : budget_(b), bytes_(n) {}
+    ByteBudget* budget_ = nullptr;
+    size_t bytes_ = 0;
+  };
+  // Waits until n bytes fit. The caller checks n <= capacity() first (one
+  // request larger than the whole budget would wait for ever: it is held
+  // alone instead, so a shrinking budget cannot deadlock).
+  Hold acquire(size_t n);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  size_t capacity_, used_ = 0;
+};
 
 }  // namespace tw

@@ -13,7 +13,7 @@ void pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t off, const std::str
   while (n > 0) {
     const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw InputError("cannot write scratch file " + path + ": " + std::strerror(errno));
+    if (w <= 0) throw InputError("cannot write " + path + ": " + std::strerror(errno));
     p += w, n -= static_cast<size_t>(w), off += static_cast<uint64_t>(w);
   }
 }
@@ -22,7 +22,7 @@ void pread_all(int fd, uint8_t* p, size_t n, uint64_t off, const std::string& pa
   while (n > 0) {
     const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) throw InputError("cannot read scratch file " + path + ": " + (r < 0 ? std::strerror(errno) : "short file"));
+    if (r <= 0) throw InputError("cannot read " + path + ": " + (r < 0 ? std::strerror(errno) : "short file"));
     p += r, n -= static_cast<size_t>(r), off += static_cast<uint64_t>(r);
   }
 }
@@ -30,21 +30,18 @@ void pread_all(int fd, uint8_t* p, size_t n, uint64_t off, const std::string& pa
 }  // namespace
 
 RawRasterFile::RawRasterFile(const std::string& near_path, PixelFormat fmt, int64_t width, int64_t height)
-    : path_(near_path, ".raster") {
-  info_.path = path_.path();
+    : file_(near_path) {
+  info_.path = file_.name();
   info_.format = "scratch";
   info_.fmt = fmt;
   LevelInfo li;
   li.width = width, li.height = height;
   li.compression = "none";
   info_.levels.push_back(li);
-  fd_ = ::open(path_.path().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd_ < 0) throw InputError("cannot create scratch file " + path_.path() + ": " + std::strerror(errno));
+  fd_ = file_.fd();
 }
 
-RawRasterFile::~RawRasterFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
+RawRasterFile::~RawRasterFile() = default;
 
 void RawRasterFile::write(const ImageView& src) {
   const LevelInfo& li = info_.levels[0];
@@ -52,7 +49,7 @@ void RawRasterFile::write(const ImageView& src) {
   const size_t bpp = info_.fmt.bytes_per_pixel();
   for (int64_t y = src.rect.y; y < src.rect.y1(); ++y) {
     const uint64_t off = (static_cast<uint64_t>(y) * li.width + src.rect.x) * bpp;
-    pwrite_all(fd_, src.row_bytes(y), src.row_length_bytes(), off, path_.path());
+    pwrite_all(fd_, src.row_bytes(y), src.row_length_bytes(), off, file_.name());
   }
 }
 
@@ -61,7 +58,7 @@ void RawRasterFile::read_inside(int, const ImageView& dst) const {
   const size_t bpp = info_.fmt.bytes_per_pixel();
   for (int64_t y = dst.rect.y; y < dst.rect.y1(); ++y) {
     const uint64_t off = (static_cast<uint64_t>(y) * li.width + dst.rect.x) * bpp;
-    pread_all(fd_, dst.row_bytes(y), dst.row_length_bytes(), off, path_.path());
+    pread_all(fd_, dst.row_bytes(y), dst.row_length_bytes(), off, file_.name());
   }
 }
 

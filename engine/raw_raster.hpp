@@ -11,7 +11,7 @@ namespace tw {
 
 class RawRasterFile : public TileSource {
  public:
-  // The file is created beside near_path and removed with this object.
+  // An anonymous file in the folder of near_path: gone with this object.
   RawRasterFile(const std::string& near_path, PixelFormat fmt, int64_t width, int64_t height);
   ~RawRasterFile() override;
   // Stores the pixels of src (any rect inside the raster). Thread-safe for
@@ -22,7 +22,7 @@ class RawRasterFile : public TileSource {
   void read_inside(int level, const ImageView& dst) const override;
 
  private:
-  TempPath path_;
+  ScratchFile file_;
   int fd_ = -1;
 };
 

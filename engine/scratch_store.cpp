@@ -20,7 +20,7 @@ struct ScratchStore::Entry {
 
 ScratchStore::ScratchStore(PixelFormat fmt, int64_t width, int64_t height, int64_t tile, size_t cache_bytes,
                            const std::string& near_path, std::string name)
-    : grid_{width, height, tile, tile}, fmt_(fmt), cache_bytes_(cache_bytes), path_(near_path, ".store") {
+    : grid_{width, height, tile, tile}, fmt_(fmt), cache_bytes_(cache_bytes), file_(near_path) {
   TW_ASSERT(width > 0 && height > 0 && tile > 0);
   info_.path = std::move(name);
   info_.format = "scratch";
@@ -30,13 +30,10 @@ ScratchStore::ScratchStore(PixelFormat fmt, int64_t width, int64_t height, int64
   li.compression = "none";
   info_.levels.push_back(li);
   on_disk_.assign(static_cast<size_t>(grid_.count()), 0);
-  fd_ = ::open(path_.path().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd_ < 0) throw InputError("cannot create scratch file " + path_.path() + ": " + std::strerror(errno));
+  fd_ = file_.fd();
 }
 
-ScratchStore::~ScratchStore() {
-  if (fd_ >= 0) ::close(fd_);
-}
+ScratchStore::~ScratchStore() = default;
 
 size_t ScratchStore::tile_bytes() const {
   return static_cast<size_t>(grid_.tile_w * grid_.tile_h) * fmt_.bytes_per_pixel();
@@ -67,7 +64,7 @@ void ScratchStore::write_slot(int64_t index, const Image& img) {
     while (done < row) {
       const ssize_t w = ::pwrite(fd_, p + done, row - done, static_cast<off_t>(base + y * row + done));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) throw InputError("cannot write scratch file " + path_.path() + ": " + std::strerror(errno));
+      if (w <= 0) throw InputError("cannot write " + file_.name() + ": " + std::strerror(errno));
       done += static_cast<size_t>(w);
     }
   }
@@ -82,7 +79,7 @@ void ScratchStore::read_slot(int64_t index, Image& img) const {
     while (done < row) {
       const ssize_t r = ::pread(fd_, p + done, row - done, static_cast<off_t>(base + y * row + done));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) throw InputError("cannot read scratch file " + path_.path());
+      if (r <= 0) throw InputError("cannot read " + file_.name());
       done += static_cast<size_t>(r);
     }
   }

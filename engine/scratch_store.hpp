@@ -72,7 +72,7 @@ class ScratchStore : public TileSource {
   TileGrid grid_;
   PixelFormat fmt_;
   size_t cache_bytes_;
-  TempPath path_;
+  ScratchFile file_;
   int fd_ = -1;
   mutable std::mutex mu_;
   std::unordered_map<int64_t, std::unique_ptr<Entry>> entries_;

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/memory.hpp"
+
 namespace tw {
 namespace {
 
@@ -40,6 +42,25 @@ std::vector<int64_t> axis_map(int64_t lo, int64_t n, int64_t size, BorderMode m)
 }
 
 }  // namespace
+
+size_t reserve_decode_memory(const TileSource& src, size_t memory, int threads) {
+  size_t unit = 0;
+  int at = 0;
+  for (int l = 0; l < src.level_count(); ++l)
+    if (src.decode_unit_bytes(l) > unit) unit = src.decode_unit_bytes(l), at = l;
+  if (unit == 0) return 0;
+  const size_t quarter = memory / 4;
+  if (unit > quarter) {
+    const LevelInfo& li = src.level(at);
+    throw InputError(src.info().path + ": level " + std::to_string(at) + " is stored in units of " +
+                     std::to_string(li.tile_w) + "x" + std::to_string(li.tile_h) + " pixels that take " +
+                     format_bytes(unit) + " each to decode, more than a quarter of --memory " + format_bytes(memory) +
+                     " (give --memory " + format_bytes(unit * 4) + " or more)");
+  }
+  const size_t share = std::min(quarter, unit * static_cast<size_t>(std::max(threads, 1)));
+  src.set_decode_budget(share);
+  return share;
+}
 
 const LevelInfo& TileSource::level(int l) const {
   if (l < 0 || l >= level_count())

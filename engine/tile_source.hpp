@@ -61,6 +61,18 @@ class TileSource {
   // times). A no-op for sources with nothing to decode.
   virtual void set_read_cache(size_t bytes) const { (void)bytes; }
 
+  // Memory a reader needs to decode one native unit of the level (a tile or
+  // strip, or a row of a strip too large to decode whole): a size set by the
+  // file's header, so it is checked against the budget before any pixel is
+  // read. 0 for sources with nothing to decode.
+  virtual size_t decode_unit_bytes(int level) const {
+    (void)level;
+    return 0;
+  }
+  // Caps the memory the reader's decoding may hold at once (all threads
+  // together): decodes wait for room. Readers of files start at 1 GiB.
+  virtual void set_decode_budget(size_t bytes) const { (void)bytes; }
+
   // Pass-through of compressed tiles. raw_format() is null where the level's
   // tiles cannot be copied out as stored.
   virtual const RawTileFormat* raw_format(int level) const;
@@ -83,6 +95,13 @@ class TileSource {
 };
 
 using SourcePtr = std::shared_ptr<const TileSource>;
+
+// Sets src's decode budget from a run's --memory and thread count and
+// returns the bytes it sets apart (to be taken off the rest of the run's
+// budget): enough for every thread to decode a unit at once, at most a
+// quarter of `memory`. Throws InputError, naming the file, its unit and the
+// budget, when a single unit is larger than that quarter.
+size_t reserve_decode_memory(const TileSource& src, size_t memory, int threads);
 
 // Fills the pixels of dst outside `valid` (which dst contains, non-empty)
 // from pixels inside it, by the border rule of an image of size w x h.

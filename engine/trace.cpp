@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/json.hpp"
+
 namespace tw {
 namespace {
 
@@ -38,15 +40,12 @@ struct Trace {
       std::fprintf(stderr, "tilewave: warning: cannot write trace %s\n", path.c_str());
       return;
     }
-    std::fprintf(f, "[\n");
-    for (size_t i = 0; i < events.size(); ++i) {
-      const Event& e = events[i];
-      std::fprintf(f, "{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%llu,\"ts\":%lld,\"dur\":%lld,\"args\":{\"n\":%lld}}%s\n",
-                   e.name, static_cast<unsigned long long>(e.thread), static_cast<long long>(e.t0_us),
-                   static_cast<long long>(e.t1_us - e.t0_us), static_cast<long long>(e.arg),
-                   i + 1 < events.size() ? "," : "");
-    }
-    std::fprintf(f, "]\n");
+    nlohmann::json all = nlohmann::json::array();
+    for (const Event& e : events)
+      all.push_back({{"name", e.name}, {"ph", "X"}, {"pid", 1}, {"tid", e.thread}, {"ts", e.t0_us},
+                     {"dur", e.t1_us - e.t0_us}, {"args", {{"n", e.arg}}}});
+    const std::string text = dump_json(all) + "\n";
+    std::fwrite(text.data(), 1, text.size(), f);
     std::fclose(f);
     path.clear();
   }

@@ -26,24 +26,28 @@ SourcePtr open_source(const std::string& spec, ReaderChoice reader) {
   struct stat st {};
   if (::stat(spec.c_str(), &st) != 0) throw InputError("cannot open " + spec + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw InputError(spec + " is a folder, not a slide");
+  // A FIFO would block the first open() for ever; a device is no slide.
+  if (!S_ISREG(st.st_mode)) throw InputError(spec + " is not a regular file (a device, FIFO or socket)");
   if (reader == ReaderChoice::kTiff) return std::make_shared<TiffSource>(spec);
   if (reader == ReaderChoice::kOpenSlide) return std::make_shared<OpenSlideSource>(spec);
 
-  const std::string vendor = OpenSlideSource::detect_vendor(spec);
   const bool tiff = TiffSource::looks_like_tiff(spec);
+  const std::string vendor = OpenSlideSource::detect_vendor(spec);
   // libtiff serves plain TIFFs and Aperio SVS (their JPEG tiles can then be
   // copied into the pyramid unchanged); other vendors' TIFF variants carry
   // layouts only OpenSlide understands (overlapping tiles, several images).
-  if (tiff && (vendor.empty() || vendor == "generic-tiff" || vendor == "aperio")) {
+  // A plain TIFF our reader refuses is refused: OpenSlide would read it as
+  // 8-bit RGB whatever its samples are.
+  if (tiff && (vendor.empty() || vendor == "generic-tiff")) return std::make_shared<TiffSource>(spec);
+  if (tiff && vendor == "aperio") {
     try {
       return std::make_shared<TiffSource>(spec);
     } catch (const UnsupportedFormat&) {
-      if (vendor.empty()) throw;
-      // e.g. Aperio's JPEG 2000 tiles: OpenSlide decodes what libtiff cannot.
+      // e.g. Aperio's JPEG 2000 tiles: OpenSlide decodes what libtiff cannot
+      // (its guard refuses samples it would convert).
     }
   }
   if (!vendor.empty()) return std::make_shared<OpenSlideSource>(spec);
-  if (tiff) return std::make_shared<TiffSource>(spec);
   throw InputError(spec + " is not a TIFF file or a slide format OpenSlide recognises");
 }
 

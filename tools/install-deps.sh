@@ -11,7 +11,7 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
   cmake g++ make ninja-build pkg-config ca-certificates \
   libtiff-dev libtbb-dev libopenslide-dev libgtest-dev \
-  libjpeg62-turbo-dev zlib1g-dev libzstd-dev libdeflate-dev \
+  libjpeg62-turbo-dev zlib1g-dev libzstd-dev libdeflate-dev nlohmann-json3-dev \
   python3 python3-numpy python3-scipy python3-skimage python3-tifffile python3-openslide \
   openslide-tools libvips-tools time libinsighttoolkit5-dev python3-opencv \
   >/dev/null

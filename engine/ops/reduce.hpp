@@ -38,22 +38,27 @@ struct Histogram {};
 
 void require_format(const TileSource& in, PixelFormat want, const std::string& op_name);
 
-// Bands of full-width rows, each at most ~32 MB of input.
-int64_t reduce_band_rows(const TileSource& in);
+// The budget of a reduction when the caller gives none.
+constexpr size_t kDefaultReduceMemory = size_t{256} << 20;
+
+// The cells a reduction reads, in raster order: bands of full-width rows,
+// or pieces of rows where one row alone is too large, so that the cells
+// read at once by all threads fit `memory`.
+std::vector<Rect> reduce_cells(const TileSource& in, size_t memory);
 
 template <class Op>
-typename Op::Acc reduce_cpu(const TileSource& in, const Op& op) {
+typename Op::Acc reduce_cpu(const TileSource& in, const Op& op, size_t memory) {
   using In = typename Op::In;
-  const LevelInfo& l0 = in.level(0);
-  const int64_t band = reduce_band_rows(in), n = (l0.height + band - 1) / band;
+  const std::vector<Rect> cells = reduce_cells(in, memory);
+  const int64_t n = static_cast<int64_t>(cells.size());
   std::vector<typename Op::Acc> part(static_cast<size_t>(n), op.identity());
   tbb::parallel_for(int64_t{0}, n, [&](int64_t b) {
-    const int64_t y0 = b * band, h = std::min(band, l0.height - y0);
-    const Image img = in.read(0, Rect(0, y0, l0.width, h));
+    const Rect& r = cells[static_cast<size_t>(b)];
+    const Image img = in.read(0, r);
     typename Op::Acc a = op.identity();
-    for (int64_t y = y0; y < y0 + h; ++y) {
-      const In* s = img.row<In>(y);
-      for (int64_t x = 0; x < l0.width; ++x) op.add(a, s + x * Op::kIn);
+    for (int64_t y = r.y; y < r.y1(); ++y) {
+      const In* s = img.row<In>(y) + r.x * Op::kIn;
+      for (int64_t x = 0; x < r.w; ++x) op.add(a, s + x * Op::kIn);
     }
     part[static_cast<size_t>(b)] = a;
   });
@@ -63,19 +68,19 @@ typename Op::Acc reduce_cpu(const TileSource& in, const Op& op) {
 }
 
 template <class Op>
-std::vector<uint64_t> histogram_cpu(const TileSource& in, const Op& op) {
+std::vector<uint64_t> histogram_cpu(const TileSource& in, const Op& op, size_t memory) {
   using In = typename Op::In;
-  const LevelInfo& l0 = in.level(0);
   const int bins = op.bins();
-  const int64_t band = reduce_band_rows(in), n = (l0.height + band - 1) / band;
+  const std::vector<Rect> cells = reduce_cells(in, memory);
+  const int64_t n = static_cast<int64_t>(cells.size());
   std::vector<std::vector<uint64_t>> part(static_cast<size_t>(n));
   tbb::parallel_for(int64_t{0}, n, [&](int64_t b) {
-    const int64_t y0 = b * band, h = std::min(band, l0.height - y0);
-    const Image img = in.read(0, Rect(0, y0, l0.width, h));
+    const Rect& r = cells[static_cast<size_t>(b)];
+    const Image img = in.read(0, r);
     std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
-    for (int64_t y = y0; y < y0 + h; ++y) {
-      const In* s = img.row<In>(y);
-      for (int64_t x = 0; x < l0.width; ++x) {
+    for (int64_t y = r.y; y < r.y1(); ++y) {
+      const In* s = img.row<In>(y) + r.x * Op::kIn;
+      for (int64_t x = 0; x < r.w; ++x) {
         const int k = op.bin(s + x * Op::kIn);
         if (k >= 0) ++hist[static_cast<size_t>(k)];
       }
@@ -91,30 +96,33 @@ std::vector<uint64_t> histogram_cpu(const TileSource& in, const Op& op) {
 // GPU versions: engine/ops/reduce_cuda.cuh, instantiated by TW_CUDA_REDUCE /
 // TW_CUDA_HISTOGRAM in the op's .cu file.
 template <class Op>
-typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device);
+typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device, size_t memory);
 template <class Op>
-std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int device);
+std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int device, size_t memory);
 
+// memory: host bytes the cells read at once may take (--memory).
 template <class Op>
-typename Op::Acc reduce(const TileSource& in, const Op& op, const Backend& backend, const std::string& name) {
+typename Op::Acc reduce(const TileSource& in, const Op& op, const Backend& backend, const std::string& name,
+                        size_t memory = kDefaultReduceMemory) {
   require_format(in, in_format<Op>(), name);
 #if TW_HAVE_CUDA
-  if (backend.is_cuda()) return reduce_cuda(in, op, backend.device);
+  if (backend.is_cuda()) return reduce_cuda(in, op, backend.device, memory);
 #else
   (void)backend;
 #endif
-  return reduce_cpu(in, op);
+  return reduce_cpu(in, op, memory);
 }
 
 template <class Op>
-std::vector<uint64_t> histogram(const TileSource& in, const Op& op, const Backend& backend, const std::string& name) {
+std::vector<uint64_t> histogram(const TileSource& in, const Op& op, const Backend& backend, const std::string& name,
+                                size_t memory = kDefaultReduceMemory) {
   require_format(in, in_format<Op>(), name);
 #if TW_HAVE_CUDA
-  if (backend.is_cuda()) return histogram_cuda(in, op, backend.device);
+  if (backend.is_cuda()) return histogram_cuda(in, op, backend.device, memory);
 #else
   (void)backend;
 #endif
-  return histogram_cpu(in, op);
+  return histogram_cpu(in, op, memory);
 }
 
 }  // namespace tw::ops

@@ -53,39 +53,37 @@ __global__ void histogram_kernel(Op op, const typename Op::In* px, int64_t n, in
   }
 }
 
-// Runs fn(lane, y0, rows, device pixels, n) for each band, bands in parallel.
+// Runs fn(lane, cell index, device pixels, n) for each of `cells`
+// (reduce_cells), in parallel; a cell's pixels reach the device packed.
 template <class Op, class Fn>
-void for_each_band_on_device(const TileSource& in, cuda::LanePool& pool, Fn&& fn) {
-  const LevelInfo& l0 = in.level(0);
+void for_each_cell_on_device(const TileSource& in, const std::vector<Rect>& cells, cuda::LanePool& pool, Fn&& fn) {
   const PixelFormat f = in_format<Op>();
-  const int64_t band = reduce_band_rows(in), nb = (l0.height + band - 1) / band;
-  tbb::parallel_for(int64_t{0}, nb, [&](int64_t b) {
-    const int64_t y0 = b * band, h = std::min(band, l0.height - y0);
-    const size_t bytes = static_cast<size_t>(l0.width * h) * f.bytes_per_pixel();
+  tbb::parallel_for(int64_t{0}, static_cast<int64_t>(cells.size()), [&](int64_t b) {
+    const Rect& r = cells[static_cast<size_t>(b)];
+    const size_t bytes = static_cast<size_t>(r.area()) * f.bytes_per_pixel();
     // Read before taking a lane (the input may be a GPU op on the same pool).
-    const Image band_px = in.read(0, Rect(0, y0, l0.width, h));
+    const Image px = in.read(0, r);
     cuda::DeviceScope scope(pool.device());
     auto lane = pool.acquire();
     lane->reserve(bytes, 0);
-    const ImageView v{f, Rect(0, y0, l0.width, h), static_cast<size_t>(l0.width) * f.bytes_per_pixel(),
-                      lane->host_in.get()};
-    copy_overlap(band_px.view(), v);
+    const ImageView v{f, r, static_cast<size_t>(r.w) * f.bytes_per_pixel(), lane->host_in.get()};
+    copy_overlap(px.view(), v);
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), bytes, cudaMemcpyHostToDevice,
                                   lane->stream.get()));
-    fn(*lane, b, reinterpret_cast<const typename Op::In*>(lane->dev_in.get()), l0.width * h);
+    fn(*lane, b, reinterpret_cast<const typename Op::In*>(lane->dev_in.get()), r.area());
   });
 }
 
 }  // namespace cuda_detail
 
 template <class Op>
-typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device) {
+typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device, size_t memory) {
   using Acc = typename Op::Acc;
   using namespace cuda_detail;
   cuda::LanePool& pool = cuda::shared_lanes(device);
-  const int64_t nb = (in.level(0).height + reduce_band_rows(in) - 1) / reduce_band_rows(in);
-  std::vector<std::vector<Acc>> part(static_cast<size_t>(nb));
-  for_each_band_on_device<Op>(in, pool, [&](cuda::Lane& lane, int64_t b, const typename Op::In* px, int64_t n) {
+  const std::vector<Rect> cells = reduce_cells(in, memory);
+  std::vector<std::vector<Acc>> part(cells.size());
+  for_each_cell_on_device<Op>(in, cells, pool, [&](cuda::Lane& lane, int64_t b, const typename Op::In* px, int64_t n) {
     const int grid = static_cast<int>(std::min<int64_t>(kReduceBlocks, (n + kReduceThreads - 1) / kReduceThreads));
     lane.reserve(0, grid * sizeof(Acc));
     reduce_kernel<Op><<<grid, kReduceThreads, kReduceThreads * sizeof(Acc), lane.stream.get()>>>(
@@ -104,7 +102,7 @@ typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device) {
 }
 
 template <class Op>
-std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int device) {
+std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int device, size_t memory) {
   using namespace cuda_detail;
   const int bins = op.bins();
   int copies = 1;
@@ -114,7 +112,8 @@ std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int dev
   cuda::DeviceScope scope(device);
   cuda::DeviceBuffer<unsigned long long> hist(static_cast<size_t>(bins));
   TW_CUDA_CHECK(cudaMemset(hist.get(), 0, hist.bytes()));
-  for_each_band_on_device<Op>(in, pool, [&](cuda::Lane& lane, int64_t, const typename Op::In* px, int64_t n) {
+  for_each_cell_on_device<Op>(in, reduce_cells(in, memory), pool,
+                              [&](cuda::Lane& lane, int64_t, const typename Op::In* px, int64_t n) {
     const int grid = static_cast<int>(std::min<int64_t>(kReduceBlocks, (n + kReduceThreads - 1) / kReduceThreads));
     histogram_kernel<Op><<<grid, kReduceThreads, static_cast<size_t>(bins) * copies * 4, lane.stream.get()>>>(
         op, px, n, bins, copies, hist.get());
@@ -129,7 +128,8 @@ std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int dev
 }  // namespace tw::ops
 
 #define TW_CUDA_REDUCE(...) \
-  template typename __VA_ARGS__::Acc tw::ops::reduce_cuda<__VA_ARGS__>(const ::tw::TileSource&, const __VA_ARGS__&, int)
+  template typename __VA_ARGS__::Acc tw::ops::reduce_cuda<__VA_ARGS__>(const ::tw::TileSource&, const __VA_ARGS__&, int, \
+                                                                       size_t)
 #define TW_CUDA_HISTOGRAM(...)                                                                             \
   template std::vector<uint64_t> tw::ops::histogram_cuda<__VA_ARGS__>(const ::tw::TileSource&, const __VA_ARGS__&, \
-                                                                       int)
+                                                                       int, size_t)

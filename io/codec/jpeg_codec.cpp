@@ -262,6 +262,14 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
     throw corrupt(st_->err, what);
   }
   read_headers(d, data, n, tables);
+  // A header claiming more than the tile would size libjpeg's buffers (a
+  // progressive stream's whole-image coefficients) from a lie.
+  if (static_cast<int64_t>(d.image_width) > expect_w || static_cast<int64_t>(d.image_height) > expect_h) {
+    const std::string got = std::to_string(d.image_width) + "x" + std::to_string(d.image_height);
+    jpeg_abort_decompress(&d);
+    throw InputError("JPEG data in " + what + " is " + got + ", larger than its " + std::to_string(expect_w) + "x" +
+                     std::to_string(expect_h) + " tile");
+  }
   const int want = dst.fmt.channels;
   if (photometric == 6) {
     d.jpeg_color_space = JCS_YCbCr;

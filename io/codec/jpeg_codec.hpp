@@ -49,9 +49,11 @@ class JpegDecoder {
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
   // photometric: TIFF Photometric (1 gray, 2 RGB, 6 YCbCr) telling how the
-  // stream's components are to be read. Writes the top-left dst.rect.w x
-  // dst.rect.h pixels of the decoded image into dst. Throws InputError
-  // (with `what` naming the tile) on corrupt data.
+  // stream's components are to be read. expect_w x expect_h: the stored
+  // tile's size (a strip's: image width x rows per strip); the stream may
+  // be smaller (a last strip) but must cover dst, never larger. Writes the
+  // top-left dst.rect.w x dst.rect.h pixels of the decoded image into dst.
+  // Throws InputError (with `what` naming the tile) on corrupt data.
   void decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, int photometric,
               int64_t expect_w, int64_t expect_h, const ImageView& dst, const std::string& what);
 

@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "engine/error.hpp"
+#include "engine/memory.hpp"
+#include "io/openslide/openslide_guard.hpp"
 
 namespace tw {
 namespace {
@@ -44,6 +46,8 @@ struct OpenSlideSource::Impl {
   std::string path;
   uint8_t bg[3] = {255, 255, 255};
   std::vector<int64_t> chunk_w, chunk_h;
+  std::vector<size_t> unit;  // per level: our ARGB chunk and OpenSlide's decoded tile
+  mutable ByteBudget budget{size_t{1} << 30};
   ~Impl() {
     if (osr) openslide_close(osr);
   }
@@ -60,6 +64,7 @@ std::string OpenSlideSource::detect_vendor(const std::string& path) {
 OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_unique<Impl>()) {
   auto& im = *impl_;
   im.path = path;
+  check_before_openslide(path);
   im.osr = openslide_open(path.c_str());
   if (!im.osr) throw InputError(path + " is not a slide format OpenSlide recognises");
   im.check("read");
@@ -83,8 +88,12 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
     li.tile_w = static_cast<int64_t>(prop_double(im.osr, base + "tile-width"));
     li.tile_h = static_cast<int64_t>(prop_double(im.osr, base + "tile-height"));
     li.compression = "(decoded by OpenSlide)";
+    if (li.width <= 0 || li.height <= 0)
+      throw InputError(path + ": OpenSlide gives level " + std::to_string(l) + " no pixels");
     im.chunk_w.push_back(li.tile_w > 0 ? std::max<int64_t>(li.tile_w, 512) : 1024);
     im.chunk_h.push_back(li.tile_h > 0 ? std::max<int64_t>(li.tile_h, 512) : 1024);
+    im.unit.push_back(static_cast<size_t>((im.chunk_w.back() * im.chunk_h.back() +
+                                           std::max<int64_t>(li.tile_w, 0) * std::max<int64_t>(li.tile_h, 0)) * 4));
     info_.levels.push_back(li);
   }
   im.check("read");
@@ -106,6 +115,10 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
 
 OpenSlideSource::~OpenSlideSource() = default;
 
+size_t OpenSlideSource::decode_unit_bytes(int level) const { return impl_->unit.at(static_cast<size_t>(level)); }
+
+void OpenSlideSource::set_decode_budget(size_t bytes) const { impl_->budget.set_capacity(bytes); }
+
 void OpenSlideSource::read_inside(int level, const ImageView& dst) const {
   auto& im = *impl_;
   const double ds = info_.levels[level].downsample;
@@ -115,7 +128,12 @@ void OpenSlideSource::read_inside(int level, const ImageView& dst) const {
   const int64_t cx0 = dst.rect.x / cw, cx1 = (dst.rect.x1() - 1) / cw;
   const int64_t cy0 = dst.rect.y / ch, cy1 = (dst.rect.y1() - 1) / ch;
   const int64_t nx = cx1 - cx0 + 1, n = nx * (cy1 - cy0 + 1);
+  if (im.unit[level] > im.budget.capacity())
+    throw InputError(im.path + ": level " + std::to_string(level) + "'s tiles take " + format_bytes(im.unit[level]) +
+                     " each to read through OpenSlide, more than the reader's budget of " +
+                     format_bytes(im.budget.capacity()));
   tbb::parallel_for(int64_t{0}, n, [&](int64_t i) {
+    const auto hold = im.budget.acquire(im.unit[level]);
     const Rect r = Rect((cx0 + i % nx) * cw, (cy0 + i / nx) * ch, cw, ch).intersect(dst.rect);
     std::vector<uint32_t> buf(static_cast<size_t>(r.area()));
     // Level-0 coordinates that land exactly on level pixel (r.x, r.y) when
@@ -133,6 +151,9 @@ Image OpenSlideSource::read_associated(const std::string& name) const {
   auto& im = *impl_;
   for (const auto& a : info_.associated) {
     if (a.name != name) continue;
+    if (a.width <= 0 || a.height <= 0 || a.width > 16384 || a.height > 16384 || a.width * a.height > (int64_t{1} << 26))
+      throw InputError("associated image '" + name + "' is too large to read whole (" + std::to_string(a.width) +
+                       "x" + std::to_string(a.height) + ")");
     std::vector<uint32_t> buf(static_cast<size_t>(a.width * a.height));
     openslide_read_associated_image(im.osr, name.c_str(), buf.data());
     im.check("read associated image '" + name + "' of");

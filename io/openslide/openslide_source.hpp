@@ -13,11 +13,15 @@ namespace tw {
 
 class OpenSlideSource : public TileSource {
  public:
-  // Throws InputError if OpenSlide cannot open the file.
+  // Throws InputError if OpenSlide cannot open the file, or if the file
+  // fails the checks that keep OpenSlide from aborting the process or
+  // converting its pixels (io/openslide/openslide_guard.hpp).
   explicit OpenSlideSource(const std::string& path);
   ~OpenSlideSource() override;
 
   Image read_associated(const std::string& name) const override;
+  size_t decode_unit_bytes(int level) const override;
+  void set_decode_budget(size_t bytes) const override;
 
   // OpenSlide's vendor name for the file, or "" if it does not recognise it.
   static std::string detect_vendor(const std::string& path);

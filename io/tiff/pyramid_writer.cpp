@@ -121,9 +121,6 @@ struct PyramidTiffWriter::Impl {
 
   Impl(const std::string& path, PixelFormat f, std::vector<PyramidLevelSpec> l, PyramidWriterOptions o)
       : fmt(f), levels(std::move(l)), opt(std::move(o)), out(path) {}
-  ~Impl() {
-    if (fd >= 0) ::close(fd);
-  }
 
   [[noreturn]] void fail(const std::string& what) {
     throw InputError("cannot write " + out.final_path() + ": " + what);
@@ -289,8 +286,7 @@ PyramidTiffWriter::PyramidTiffWriter(const std::string& final_path, PixelFormat 
       throw InputError("cannot write a level of " + std::to_string(l.width) + "x" + std::to_string(l.height) + " pixels");
     TW_ASSERT(l.format.tile_w > 0 && l.format.tile_h > 0 && l.format.tile_w % 16 == 0 && l.format.tile_h % 16 == 0);
   }
-  im.fd = ::open(im.out.temp_path().c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (im.fd < 0) im.fail(std::strerror(errno));
+  im.fd = im.out.fd();
   // BigTIFF header, little-endian; the first IFD's offset is patched in finish().
   std::vector<uint8_t> h = {'I', 'I', 43, 0, 8, 0, 0, 0};
   put(h, uint64_t{0});

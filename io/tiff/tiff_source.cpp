@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "engine/error.hpp"
+#include "engine/memory.hpp"
 #include "io/codec/jpeg_codec.hpp"
 #include "io/tiff/tiff_error.hpp"
 
@@ -30,6 +31,29 @@ JpegDecoder& thread_jpeg_decoder() {
 // A decoded strip larger than this is read row by row instead (a whole image
 // stored as one strip must not be decoded into memory at once).
 constexpr size_t kBigStripBytes = size_t{32} << 20;
+// Decode buffers up to this size are kept per thread and taken without the
+// budget's lock (they are part of the fixed overhead per thread); larger
+// ones, which only a file's header can ask for, wait for room in the budget.
+constexpr size_t kSmallUnitBytes = size_t{4} << 20;
+constexpr size_t kDefaultDecodeBudget = size_t{1} << 30;
+
+// The most bytes n compressed bytes of a codec can decode to (each codec's
+// best case: deflate 1032:1, LZW codes of at most 4096 bytes, a zstd RLE
+// block, two bits per JPEG block, ...), with slack for headers. A chunk whose
+// declared pixels need more is damaged or lying: refused before a buffer of
+// its declared size is made.
+uint64_t max_decoded_bytes(uint16_t compression, uint64_t n) {
+  switch (compression) {
+    case COMPRESSION_NONE: return n;
+    case COMPRESSION_PACKBITS: return n * 64 + 256;
+    case COMPRESSION_LZW: return n * 4096 + 65536;
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: return n * 1032 + 65536;
+    case COMPRESSION_ZSTD: return n * 32768 + (uint64_t{1} << 20);
+    case COMPRESSION_JPEG: return n * 2048 + 65536;
+    default: return UINT64_MAX;  // a codec whose bound we do not know
+  }
+}
 
 struct Dir {
   tdir_t index = 0;
@@ -52,6 +76,8 @@ struct Dir {
   RawTileFormat raw;
   bool raw_ok = false;
 
+  size_t unit_bytes = 0;  // memory one decode takes (decode_unit_bytes)
+
   int64_t across() const { return ceil_div(width, chunk_w); }
   int64_t down() const { return ceil_div(height, chunk_h); }
   int64_t per_plane() const { return across() * down(); }
@@ -62,6 +88,11 @@ struct Dir {
   size_t plane_bytes_per_pixel() const {
     return (planar == PLANARCONFIG_SEPARATE ? 1 : spp) * (bits / 8);
   }
+  // Bytes of one plane of a chunk as decoded (tiles are stored whole).
+  uint64_t chunk_plane_bytes() const {
+    return static_cast<uint64_t>(chunk_w) * static_cast<uint64_t>(chunk_h) * plane_bytes_per_pixel();
+  }
+  bool row_by_row() const { return !tiled && chunk_plane_bytes() > kBigStripBytes; }
 };
 
 std::string compression_name(uint16_t c) {
@@ -246,6 +277,16 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   d.raw_ok = d.tiled && d.raw.codec != Codec::kOther && d.planar == PLANARCONFIG_CONTIG &&
              (d.photometric == PHOTOMETRIC_MINISBLACK || d.photometric == PHOTOMETRIC_RGB ||
               d.photometric == PHOTOMETRIC_YCBCR);
+  // A decode holds the chunk's compressed bytes and its pixels (ours from
+  // JPEG: a whole-tile copy for tiles that overlap a read in part); a strip
+  // read row by row, one row (libtiff reads its bytes piecewise).
+  const uint64_t max_count = d.counts.empty() ? 0 : *std::max_element(d.counts.begin(), d.counts.end());
+  const uint64_t out_chunk = static_cast<uint64_t>(d.chunk_w) * static_cast<uint64_t>(d.chunk_h) *
+                             d.out_fmt.bytes_per_pixel();
+  const uint64_t unit = d.row_by_row() ? static_cast<uint64_t>(d.width) * d.plane_bytes_per_pixel()
+                        : d.own_jpeg   ? max_count + out_chunk
+                                       : max_count + d.chunk_plane_bytes();
+  d.unit_bytes = static_cast<size_t>(std::min<uint64_t>(unit, SIZE_MAX / 2));
   return d;
 }
 
@@ -331,6 +372,29 @@ struct TiffSource::Impl {
   std::vector<std::pair<TIFF*, int>> pool;  // handle, level it is set to (-1 none)
   std::mutex scan_mu;  // row-by-row reads of big strips share one handle
   ChunkCache cache;
+  mutable ByteBudget decode_budget{kDefaultDecodeBudget};
+
+  // Room for a decode of `bytes` (nothing to wait for when small); refuses
+  // one that could never fit.
+  ByteBudget::Hold reserve(size_t bytes, int level, int64_t ci) const {
+    if (bytes <= kSmallUnitBytes) return {};
+    if (bytes > decode_budget.capacity())
+      throw InputError(chunk_name(level, levels[level], ci) + " takes " + format_bytes(bytes) +
+                       " to decode, more than the reader's budget of " + format_bytes(decode_budget.capacity()) +
+                       " (a quarter of --memory)");
+    return decode_budget.acquire(bytes);
+  }
+
+  // Refuses a chunk whose compressed bytes cannot hold the pixels its
+  // header declares (see max_decoded_bytes).
+  void check_plausible(int level, int64_t ci, uint64_t decoded) const {
+    const Dir& d = levels[level];
+    const uint64_t n = d.counts[ci];
+    if (decoded > max_decoded_bytes(d.compression, n))
+      throw InputError("damaged TIFF: " + chunk_name(level, d, ci) + " holds " + std::to_string(n) + " bytes of " +
+                       compression_name(d.compression) + " data, too few for the " + std::to_string(decoded) +
+                       " bytes of pixels it declares");
+  }
 
   ~Impl() {
     for (auto& h : pool) TIFFClose(h.first);
@@ -452,18 +516,21 @@ struct TiffSource::Impl {
     }
   }
 
+  // The stream must be no larger than the stored tile (strip: its rows), so
+  // a header claiming more cannot size libjpeg's buffers.
   void decode_jpeg(int level, int64_t ci, const uint8_t* data, size_t n, const Rect& chunk,
                    const ImageView& dst) const {
     const Dir& d = levels[level];
     JpegDecoder& dec = thread_jpeg_decoder();
     const Rect o = chunk.intersect(dst.rect);
     if (o.empty()) return;
+    const int64_t full_w = d.chunk_w, full_h = d.chunk_h;
     if (o.x == chunk.x && o.y == chunk.y) {
-      dec.decode(data, n, d.jpeg_tables, d.photometric, chunk.w, chunk.h, dst.sub(o), chunk_name(level, d, ci));
+      dec.decode(data, n, d.jpeg_tables, d.photometric, full_w, full_h, dst.sub(o), chunk_name(level, d, ci));
       return;
     }
     Image tmp(dst.fmt, chunk);
-    dec.decode(data, n, d.jpeg_tables, d.photometric, chunk.w, chunk.h, tmp.view(), chunk_name(level, d, ci));
+    dec.decode(data, n, d.jpeg_tables, d.photometric, full_w, full_h, tmp.view(), chunk_name(level, d, ci));
     copy_overlap(tmp.view(), dst);
   }
 
@@ -501,20 +568,28 @@ struct TiffSource::Impl {
       for (int64_t y = o.y; y < o.y1(); ++y) std::memset(dst.ptr_bytes(o.x, y), 0, static_cast<size_t>(o.w) * dst.fmt.bytes_per_pixel());
       return;
     }
+    const int64_t full_h = d.tiled ? d.chunk_h : chunk.h;
+    const int64_t full_w = d.tiled ? d.chunk_w : chunk.w;
+    const size_t size = static_cast<size_t>(full_w) * d.plane_bytes_per_pixel() * static_cast<size_t>(full_h);
     if (d.own_jpeg) {
+      check_plausible(level, ci, static_cast<uint64_t>(full_w) * full_h * dst.fmt.bytes_per_pixel());
+      const auto hold = reserve(d.unit_bytes, level, ci);
       const auto raw = read_raw(level, ci);
       decode_jpeg(level, ci, raw.data(), raw.size(), chunk, dst);
       return;
     }
-    const size_t plane_row = static_cast<size_t>(chunk.w) * d.plane_bytes_per_pixel();
-    if (!d.tiled && plane_row * static_cast<size_t>(chunk.h) > kBigStripBytes) {
+    if (d.row_by_row()) {
+      check_plausible(level, ci, size);
       read_scanlines(level, chunk.intersect(dst.rect), dst);
       return;
     }
-    const int64_t full_h = d.tiled ? d.chunk_h : chunk.h;
-    const int64_t full_w = d.tiled ? d.chunk_w : chunk.w;
-    const size_t size = static_cast<size_t>(full_w) * d.plane_bytes_per_pixel() * static_cast<size_t>(full_h);
-    thread_local std::vector<uint8_t> buf;
+    for (int p = 0; p < d.planes(); ++p) check_plausible(level, ci + p * d.per_plane(), size);
+    // Buffers of ordinary tiles stay with their thread; one a header made
+    // large is held under the budget and freed after the decode.
+    const auto hold = reserve(d.unit_bytes, level, ci);
+    thread_local std::vector<uint8_t> small;
+    std::vector<uint8_t> large;
+    std::vector<uint8_t>& buf = size <= kSmallUnitBytes ? small : large;
     if (buf.size() < size) buf.resize(size);
     Lease ls = lease(level);
     for (int p = 0; p < d.planes(); ++p) {
@@ -531,6 +606,7 @@ struct TiffSource::Impl {
 
   void read_scanlines(int level, const Rect& r, const ImageView& dst) {
     const Dir& d = levels[level];
+    const auto hold = reserve(d.unit_bytes, level, r.y / d.chunk_h * d.across());
     std::lock_guard<std::mutex> l(scan_mu);
     Lease ls = lease(level);
     const size_t row_bytes = static_cast<size_t>(d.width) * d.plane_bytes_per_pixel();
@@ -619,18 +695,27 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
   for (const Dir& d : sub_dirs)
     if (try_level(d)) im.levels.push_back(d);
   bool first_assoc = true;
+  int full_size_pages = 1;
   for (size_t i = 1; i < dirs.size(); ++i) {
     const Dir& d = dirs[i];
     if (sub_dirs.empty() && try_level(d)) {
       im.levels.push_back(d);
       continue;
     }
+    // Another image as large as the first, not a label or macro: a stack,
+    // or channels stored one per page (OME-TIFF). Reading page 0 alone would
+    // drop the others without a word.
+    if (d.width == d0.width && d.height == d0.height && !is_named_assoc(d)) ++full_size_pages;
     if (d.unsupported.empty() || d.width > 0) {
       im.assoc.push_back(d);
       im.assoc_names.push_back(associated_name(d, aperio, first_assoc));
       first_assoc = false;
     }
   }
+
+  if (full_size_pages > 1)
+    throw UnsupportedFormat(path + " holds " + std::to_string(full_size_pages) + " full-size images (a stack, or " +
+                            "channels stored one per page); only single-image files and pyramids are supported");
 
   // A truncated file shows as chunks that end past the end of the file:
   // refuse it now, before any output is written.
@@ -681,6 +766,10 @@ TiffSource::~TiffSource() = default;
 
 void TiffSource::set_cache_bytes(size_t n) { impl_->cache.set_capacity(n); }
 void TiffSource::set_read_cache(size_t bytes) const { impl_->cache.set_capacity(bytes); }
+
+size_t TiffSource::decode_unit_bytes(int level) const { return impl_->levels.at(static_cast<size_t>(level)).unit_bytes; }
+
+void TiffSource::set_decode_budget(size_t bytes) const { impl_->decode_budget.set_capacity(bytes); }
 
 void TiffSource::read_inside(int level, const ImageView& dst) const {
   auto& im = *impl_;
@@ -735,6 +824,11 @@ Image TiffSource::read_associated(const std::string& name) const {
   for (size_t i = 0; i < im.assoc.size(); ++i) {
     if (im.assoc_names[i] != name) continue;
     const Dir& d = im.assoc[i];
+    // libtiff's RGBA reader would bring any other sample type down to 8 bits.
+    if (!d.unsupported.empty() || d.bits != 8 || d.sample_format != SAMPLEFORMAT_UINT)
+      throw InputError("associated image '" + name + "' of " + im.path + " is not 8-bit (" +
+                       (d.unsupported.empty() ? std::to_string(d.bits) + "-bit samples" : d.unsupported) +
+                       "): it is not copied");
     if (d.width > 16384 || d.height > 16384 || d.width * d.height > (int64_t{1} << 26))
       throw InputError("associated image '" + name + "' is too large to read whole (" +
                        std::to_string(d.width) + "x" + std::to_string(d.height) + ")");

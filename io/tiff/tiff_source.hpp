@@ -35,6 +35,8 @@ class TiffSource : public TileSource {
   // bands), within this many bytes. 0 (the default) keeps none.
   void set_cache_bytes(size_t n);
   void set_read_cache(size_t bytes) const override;
+  size_t decode_unit_bytes(int level) const override;
+  void set_decode_budget(size_t bytes) const override;
 
   // True when the bytes at path start like a TIFF or BigTIFF.
   static bool looks_like_tiff(const std::string& path);

@@ -242,11 +242,7 @@ TEST(CpuVsCuda, SplitJpegCorruptTile) {
   EXPECT_FALSE(std::ifstream(out).good());
 }
 
-// A report file's text.
-std::string read_report(const std::string& path) {
-  std::ifstream f(path);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
+nlohmann::json read_report(const std::string& path) { return test::read_json(path); }
 
 // A JPEG slide to a JPEG pyramid with the GPU from the first band: level 0
 // decoded the split way, the lower levels transformed on the GPU and
@@ -283,11 +279,11 @@ TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
     const std::string what = std::string(c.size) + " tile " + c.tile + " q" + c.quality + " " + c.sub +
                              " --gpu-memory " + c.gpu_memory;
     expect_same_tiles(a, b, what);
-    const std::string json = read_report(b + ".json");
-    EXPECT_NE(json.find("\"gpu_from_row\": 0,"), std::string::npos) << what << json;
+    const nlohmann::json json = read_report(b + ".json");
+    EXPECT_EQ(json["gpu_from_row"], 0) << what << json;
     const bool split = std::string(c.gpu_memory) != "12M";
-    EXPECT_EQ(json.find("\"gpu_fdct_tiles\": 0,") == std::string::npos, split) << what << json;
-    EXPECT_EQ(json.find("\"gpu_idct_bands\": 0,") == std::string::npos, split) << what << json;
+    EXPECT_EQ(json["gpu_fdct_tiles"] != 0, split) << what << json;
+    EXPECT_EQ(json["gpu_idct_bands"] != 0, split) << what << json;
   }
 }
 
@@ -295,9 +291,9 @@ TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
 // same input's CPU-decoded pyramid: level 0 is the input's bytes either way,
 // the levels below match closely (the decoders' IDCT and chroma upsampling
 // differ slightly, so not exactly).
-void expect_gpu_decoded(const std::string& cpu, const std::string& gpu, const std::string& json) {
-  ASSERT_NE(json.find("\"jpeg_decoder\": \"nvjpeg"), std::string::npos) << json;
-  EXPECT_EQ(json.find("\"gpu_decoded_bands\": 0,"), std::string::npos) << json;
+void expect_gpu_decoded(const std::string& cpu, const std::string& gpu, const nlohmann::json& json) {
+  ASSERT_EQ(json["jpeg_decoder"].get<std::string>().rfind("nvjpeg", 0), 0u) << json;
+  EXPECT_NE(json["gpu_decoded_bands"], 0) << json;
   for (int l = 1; l < test::count_tiff_directories(cpu) - 2; ++l) {
     const Image a = test::read_tiff_libtiff(cpu, l), b = test::read_tiff_libtiff(gpu, l);
     EXPECT_GT(test::psnr(a.view(), b.view()), 40.0) << "level " << l;
@@ -319,8 +315,8 @@ TEST(CpuVsCuda, GpuJpegAfterHandover) {
                                 tmp.file("gpu.json")},
                                join);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string json = read_report(tmp.file("gpu.json"));
-  EXPECT_NE(json.find("\"gpu_from_row\": 512"), std::string::npos) << json;
+  const nlohmann::json json = read_report(tmp.file("gpu.json"));
+  EXPECT_EQ(json["gpu_from_row"], 512) << json;
 #ifndef TW_HAVE_NVJPEG
   GTEST_SKIP() << "this build has no nvJPEG";
 #endif
@@ -340,11 +336,11 @@ TEST(CpuVsCuda, CliIdenticalFilesAllCompressions) {
       ASSERT_EQ(r.exit_code, 0) << comp << " " << dev << ": " << r.err;
     }
     expect_same_tiles(a, b, comp);
-    const std::string json = read_report(b + ".json");
+    const nlohmann::json json = read_report(b + ".json");
     // The pass starts on the CPU while CUDA starts; on an image this small the
     // CPU may well finish first, and the report says who made the levels.
-    const bool joined = json.find("\"gpu_from_row\": -1") == std::string::npos;
-    EXPECT_NE(json.find(joined ? "\"device\": \"cuda:0\"" : "\"device\": \"cpu\""), std::string::npos) << json;
+    const bool joined = json["gpu_from_row"] != -1;
+    EXPECT_EQ(json["device"], joined ? "cuda:0" : "cpu") << json;
   }
 }
 

@@ -117,7 +117,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
     struct timeval tv {0, 20000};
     if (opt.terminate_after > 0 && !terminated &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= opt.terminate_after) {
-      kill(pid, SIGTERM);
+      kill(pid, opt.signal);
       terminated = true;
     }
     if (select(std::max(out_pipe[0], err_pipe[0]) + 1, &fds, nullptr, nullptr,
@@ -154,6 +154,12 @@ RunResult run_cli(const std::vector<std::string>& args, const RunOptions& opt) {
   std::vector<std::string> argv{cli_path()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, opt);
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return nlohmann::json::parse(f);
 }
 
 std::string python() { return "/usr/bin/python3"; }

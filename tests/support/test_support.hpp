@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/image.hpp"
 
 namespace tw::test {
@@ -36,7 +38,8 @@ struct RunResult {
 struct RunOptions {
   std::map<std::string, std::string> env;
   std::string cwd;              // empty: the test's own
-  double terminate_after = 0;   // > 0: send SIGTERM after this many seconds
+  double terminate_after = 0;   // > 0: send `signal` after this many seconds
+  int signal = 15;              // SIGTERM; 9 (SIGKILL) for a kill -9
 };
 
 // A sanitizer build (-DTW_SANITIZE, docs/SANITIZERS.md): there most of a
@@ -62,6 +65,9 @@ std::string source_dir();
 
 // The Debian Python with numpy/scipy/skimage/tifffile; tests that need a
 // module it lacks skip with this message.
+// A JSON file (a --report), parsed: a malformed file fails the test.
+nlohmann::json read_json(const std::string& path);
+
 std::string python();
 bool python_has(const std::string& module);
 RunResult run_python(const std::string& script, const std::vector<std::string>& args);

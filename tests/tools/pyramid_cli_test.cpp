@@ -127,9 +127,7 @@ TEST(PyramidCli, Level0PassThrough) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("copied unchanged"), std::string::npos) << r.out;
   for (uint32_t i : {0u, 7u, 19u}) EXPECT_EQ(raw_tile(in, 0, i), raw_tile(out, 0, i)) << "tile " << i;
-  std::ifstream rep(tmp.file("r.json"));
-  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
-  EXPECT_NE(json.find("\"tiles_passed_through\": 24"), std::string::npos) << json;
+  EXPECT_EQ(test::read_json(tmp.file("r.json"))["tiles_passed_through"], 24);
   ASSERT_EQ(test::run_cli({"pyramid", in, re, "--quality", "85", "--recompress"}).exit_code, 0);
   EXPECT_NE(raw_tile(in, 0, 7), raw_tile(re, 0, 7));
   // Level 1 is the same either way (computed from the decoded pixels).
@@ -237,7 +235,7 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
       {"jpeg on 16 bit", {"pyramid", "synthetic:100x100,16bit", "OUT", "--compression", "jpeg"}, "8-bit", 1},
       {"absurd size", {"pyramid", "synthetic:0x100", "OUT"}, "synthetic", 1},
       {"min-size 0", {"pyramid", "synthetic:100x100", "OUT", "--min-size", "0"}, "--min-size", 2},
-      {"output is input", {"pyramid", good, good}, "is the INPUT", 1},
+      {"output is input", {"pyramid", good, good}, "is the input file", 1},
       {"one argument", {"pyramid", good}, "OUTPUT", 2},
       {"unknown command", {"pyramd"}, "unknown command", 2},
       {"unknown device", {"pyramid", "synthetic:100x100", "OUT", "--device", "tpu"}, "unknown device", 1},
@@ -302,7 +300,7 @@ TEST(PyramidCli, SampleWithoutArguments) {
   EXPECT_NE(r.out.find("openslide-show-properties"), std::string::npos) << r.out;
   const auto info = test::run_cli({"info", tmp.file("tilewave-sample.tif"), "--json"});
   ASSERT_EQ(info.exit_code, 0) << info.err;
-  EXPECT_NE(info.out.find("\"width\": 16384"), std::string::npos) << info.out;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["levels"][0]["width"], 16384) << info.out;
 }
 
 }  // namespace

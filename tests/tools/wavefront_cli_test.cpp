@@ -57,9 +57,7 @@ TEST_F(WavefrontCli, ReconstructMatchesScikitImage) {
               "")
         << "conn " << conn;
   }
-  std::ifstream rep(tmp.file("r.json"));
-  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
-  EXPECT_NE(json.find("\"tile_visits\""), std::string::npos) << json;
+  EXPECT_GT(test::read_json(tmp.file("r.json"))["tile_visits"], 0);
 }
 
 TEST_F(WavefrontCli, FillHolesMatchesScipy) {
@@ -122,9 +120,7 @@ TEST(WavefrontOutOfCore, HdomeLargerThanBudget) {
   }
   std::printf("[ info     ] 36 MP h-dome, --memory 4M: peak RSS %.1f MiB, %.1f s\n", big.peak_rss_bytes / 1048576.0,
               big.seconds);
-  std::ifstream rep(tmp.file("a.json"));
-  const std::string json((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(json.find("\"tiles_spilled\": 0,"), std::string::npos) << "nothing spilled: " << json;
+  EXPECT_GT(test::read_json(tmp.file("a.json"))["tiles_spilled"], 0) << "nothing spilled";
   ASSERT_EQ(test::run_cli({"hdome", "synthetic:6000x6000,gray", tmp.file("b.tif"), "--h", "20", "--memory", "1G"}).exit_code, 0);
   EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("a.tif"), 0).view(),
                               test::read_tiff_libtiff(tmp.file("b.tif"), 0).view()),

@@ -142,20 +142,4 @@ CommonOptions parse_common(const Args& a, bool defer_device) {
   return o;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c == '\n') o += "\\n";
-    else if (c == '\t') o += "\\t";
-    else if (c == '\r') o += "\\r";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-    } else o += static_cast<char>(c);
-  }
-  return o + "\"";
-}
-
 }  // namespace tw::cli

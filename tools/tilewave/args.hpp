@@ -58,7 +58,5 @@ std::vector<OptionSpec> common_option_specs();
 // jobs that start on the CPU while CUDA starts up.
 CommonOptions parse_common(const Args& a, bool defer_device = false);
 
-// Minimal JSON output for --report and --json.
-std::string json_escape(const std::string& s);
 
 }  // namespace tw::cli

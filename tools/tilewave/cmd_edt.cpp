@@ -42,6 +42,7 @@ int cmd_edt(int argc, char** argv) {
     throw UsageError("--threshold '" + thr + "' is not a number");
   }
   const std::string output = a.positional()[1];
+  check_paths(output, common, {a.positional()[0]});
   const SourcePtr in = open_source(a.positional()[0]);
   cache_input_reads(*in, common);
   if (in->info().fmt.channels == 2 || in->info().fmt.channels > 4)
@@ -81,14 +82,14 @@ int cmd_edt(int argc, char** argv) {
   print_written(req, out, what);
   write_report(common.report, "edt", a.positional()[0], output, out, open_s,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-               {{"edt_seconds", std::to_string(st.seconds)},
-                {"edt_read_seconds", std::to_string(st.read_seconds)},
-                {"edt_device", "\"" + backend.str() + "\""},
-                {"gpu_kernel_seconds", std::to_string(st.gpu_kernel_seconds)},
-                {"gpu_transfer_seconds", std::to_string(st.gpu_transfer_seconds)},
-                {"gpu_bands", std::to_string(st.gpu_bands)},
-                {"foreground_pixels", std::to_string(st.foreground)},
-                {"background_pixels", std::to_string(st.background)}});
+               {{"edt_seconds", st.seconds},
+                {"edt_read_seconds", st.read_seconds},
+                {"edt_device", backend.str()},
+                {"gpu_kernel_seconds", st.gpu_kernel_seconds},
+                {"gpu_transfer_seconds", st.gpu_transfer_seconds},
+                {"gpu_bands", st.gpu_bands},
+                {"foreground_pixels", st.foreground},
+                {"background_pixels", st.background}});
   return 0;
 }
 

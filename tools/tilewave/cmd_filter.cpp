@@ -96,6 +96,7 @@ int cmd_filter(int argc, char** argv) {
   static const char* kOps[] = {"gaussian", "sobel", "canny", "brightness", "contrast", "threshold", "invert", "gray", "hed"};
   if (std::find(std::begin(kOps), std::end(kOps), op) == std::end(kOps))
     throw UsageError("unknown filter op '" + op + "' (see tilewave filter --help)");
+  check_paths(output, common, {a.positional()[1]});
   const SourceP in = open_source(a.positional()[1]);
   cache_input_reads(*in, common);
   const PixelFormat f = in->info().fmt;
@@ -103,7 +104,7 @@ int cmd_filter(int argc, char** argv) {
     throw InputError(in->info().path + " is " + f.str() + "; filter needs 8-bit gray or RGB");
   const Backend& b = common.backend;
   auto gray = [&]() -> SourceP { return f.channels == 1 ? in : ops::run_op(in, kernels::Gray{}, b, "gray (BT.601 luma)"); };
-  std::vector<std::pair<std::string, std::string>> extra;
+  nlohmann::json extra = nlohmann::json::object();
   SourceP result;
   std::optional<kernels::CannyResult> canny;
   CommonOptions out_common = common;
@@ -147,8 +148,8 @@ int cmd_filter(int argc, char** argv) {
     // The hysteresis store is read once, in order, by the writer.
     canny->hysteresis.image->set_cache_bytes(common.memory / 4);
     out_common.memory = common.memory - common.memory / 4;
-    extra = {{"tile_visits", std::to_string(canny->hysteresis.wavefront.tile_visits)},
-             {"wavefront_seconds", std::to_string(canny->hysteresis.wavefront.seconds)}};
+    extra["tile_visits"] = canny->hysteresis.wavefront.tile_visits;
+    extra["wavefront_seconds"] = canny->hysteresis.wavefront.seconds;
   } else if (op == "brightness") {
     if (!a.has("add")) throw UsageError("brightness needs --add N");
     const int add = static_cast<int>(a.integer("add", 0, -255, 255));
@@ -163,10 +164,10 @@ int cmd_filter(int argc, char** argv) {
     kernels::Threshold t;
     const SourceP g = gray();
     if (a.has("otsu")) {
-      const auto hist = ops::histogram(*g, kernels::ChannelHistogram<1>{}, b, "otsu histogram");
+      const auto hist = ops::histogram(*g, kernels::ChannelHistogram<1>{}, b, "otsu histogram", common.memory);
       t.t = kernels::otsu_threshold(hist);
       std::cout << "Otsu threshold: " << t.t << "\n";
-      extra.push_back({"otsu_threshold", std::to_string(t.t)});
+      extra["otsu_threshold"] = t.t;
     } else {
       t.t = static_cast<int>(a.integer("value", 0, 0, 255));
     }
@@ -187,7 +188,7 @@ int cmd_filter(int argc, char** argv) {
   const double open_s = since(t0);
   const OutputResult out = write_output(req, a, out_common);
   print_written(req, out, op + " on " + b.str());
-  extra.push_back({"op_device", "\"" + b.str() + "\""});
+  extra["op_device"] = b.str();
   write_report(common.report, "filter " + op, a.positional()[1], output, out, open_s, since(t0), extra);
   return 0;
 }

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "engine/json.hpp"
 #include "io/open_source.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
@@ -43,26 +44,22 @@ void print_text(const SourceInfo& in) {
 }
 
 void print_json(const SourceInfo& in) {
-  std::ostringstream o;
-  o << "{\"file\": " << json_escape(in.path) << ", \"format\": " << json_escape(in.format)
-    << ", \"vendor\": " << json_escape(in.vendor) << ", \"sample\": " << json_escape(sample_name(in.fmt.type))
-    << ", \"channels\": " << in.fmt.channels << ", \"mpp_x\": " << in.mpp_x << ", \"mpp_y\": " << in.mpp_y
-    << ", \"levels\": [";
-  for (size_t l = 0; l < in.levels.size(); ++l) {
-    const LevelInfo& li = in.levels[l];
-    o << (l ? ", " : "") << "{\"width\": " << li.width << ", \"height\": " << li.height << ", \"tile_width\": " << li.tile_w
-      << ", \"tile_height\": " << li.tile_h << ", \"downsample\": " << li.downsample
-      << ", \"compression\": " << json_escape(li.compression) << "}";
-  }
-  o << "], \"associated\": [";
-  for (size_t i = 0; i < in.associated.size(); ++i)
-    o << (i ? ", " : "") << "{\"name\": " << json_escape(in.associated[i].name) << ", \"width\": " << in.associated[i].width
-      << ", \"height\": " << in.associated[i].height << "}";
-  o << "], \"properties\": {";
-  for (size_t i = 0; i < in.properties.size(); ++i)
-    o << (i ? ", " : "") << json_escape(in.properties[i].first) << ": " << json_escape(in.properties[i].second);
-  o << "}}\n";
-  std::cout << o.str();
+  nlohmann::json levels = nlohmann::json::array(), assoc = nlohmann::json::array();
+  for (const LevelInfo& li : in.levels)
+    levels.push_back({{"width", li.width},
+                      {"height", li.height},
+                      {"tile_width", li.tile_w},
+                      {"tile_height", li.tile_h},
+                      {"downsample", li.downsample},
+                      {"compression", li.compression}});
+  for (const auto& a : in.associated) assoc.push_back({{"name", a.name}, {"width", a.width}, {"height", a.height}});
+  nlohmann::json props = nlohmann::json::object();
+  for (const auto& [k, v] : in.properties) props[k] = v;
+  const nlohmann::json o = {{"file", in.path},     {"format", in.format},   {"vendor", in.vendor},
+                            {"sample", sample_name(in.fmt.type)},             {"channels", in.fmt.channels},
+                            {"mpp_x", in.mpp_x},   {"mpp_y", in.mpp_y},     {"levels", levels},
+                            {"associated", assoc}, {"properties", props}};
+  std::cout << dump_json(o) << "\n";
 }
 
 }  // namespace

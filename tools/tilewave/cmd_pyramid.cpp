@@ -31,11 +31,6 @@ std::vector<OptionSpec> pyramid_specs() {
   return s;
 }
 
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 std::string base_name(const std::string& p) {
   const auto s = p.find_last_of('/');
   return s == std::string::npos ? p : p.substr(s + 1);
@@ -63,7 +58,7 @@ int cmd_pyramid(int argc, char** argv) {
     return 0;
   }
   // The pass starts on the CPU while CUDA starts up; the GPU joins it.
-  const CommonOptions common = parse_common(a, /*defer_device=*/true);
+  CommonOptions common = parse_common(a, /*defer_device=*/true);
   const auto& pos = a.positional();
   if (pos.size() == 1) throw UsageError("pyramid needs an OUTPUT.tif after INPUT (see tilewave pyramid --help)");
   if (pos.size() > 2) throw UsageError("pyramid takes INPUT and OUTPUT.tif, not " + std::to_string(pos.size()) + " arguments");
@@ -74,8 +69,9 @@ int cmd_pyramid(int argc, char** argv) {
   std::optional<tbb::global_control> threads;
   if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
 
+  check_paths(output, common, {input});
   const SourcePtr src = open_source(input, parse_reader(a.str("reader", "auto")));
-  if (!sample && same_file(input, output)) throw InputError("OUTPUT " + output + " is the INPUT file");
+  reserve_input_memory(*src, common);
   OutputRequest req;
   req.src = src.get();
   req.output = output;

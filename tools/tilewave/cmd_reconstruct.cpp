@@ -59,16 +59,16 @@ CommonOptions for_output(const CommonOptions& c, const ReconstructResult& r) {
   return o;
 }
 
-std::vector<std::pair<std::string, std::string>> wavefront_report(const ReconstructResult& r) {
-  return {{"tiles", std::to_string(r.wavefront.tiles)},
-          {"tile_visits", std::to_string(r.wavefront.tile_visits)},
-          {"wavefront_seconds", std::to_string(r.wavefront.seconds)},
-          {"megapixel_visits", std::to_string(r.gpu.megapixel_visits)},
-          {"gpu_binary_kernel", r.gpu_binary ? "true" : "false"},  // binary input took the bit-plane kernel
-          {"gpu_kernel_seconds", std::to_string(r.gpu.kernel_seconds)},
-          {"gpu_transfer_seconds", std::to_string(r.gpu.transfer_seconds)},
-          {"tiles_spilled", std::to_string(r.store.spills)},
-          {"tiles_reloaded", std::to_string(r.store.loads)}};
+nlohmann::json wavefront_report(const ReconstructResult& r) {
+  return {{"tiles", r.wavefront.tiles},
+          {"tile_visits", r.wavefront.tile_visits},
+          {"wavefront_seconds", r.wavefront.seconds},
+          {"megapixel_visits", r.gpu.megapixel_visits},
+          {"gpu_binary_kernel", r.gpu_binary},  // binary input took the bit-plane kernel
+          {"gpu_kernel_seconds", r.gpu.kernel_seconds},
+          {"gpu_transfer_seconds", r.gpu.transfer_seconds},
+          {"tiles_spilled", r.store.spills},
+          {"tiles_reloaded", r.store.loads}};
 }
 
 void print_done(const OutputRequest& req, const OutputResult& out, const ReconstructResult& r) {
@@ -123,6 +123,7 @@ int cmd_reconstruct(int argc, char** argv) {
   auto threads = thread_limit(common);
   if (a.positional().size() != 3) throw UsageError("reconstruct takes MARKER MASK OUTPUT.tif (see --help)");
   const std::string output = a.positional()[2];
+  check_paths(output, common, {a.positional()[0], a.positional()[1]});
   const SourcePtr marker = open_source(a.positional()[0]);
   const SourcePtr mask = open_source(a.positional()[1]);
   cache_input_reads(*marker, common);
@@ -150,6 +151,7 @@ int cmd_fill_holes(int argc, char** argv) {
   auto threads = thread_limit(common);
   if (a.positional().size() != 2) throw UsageError("fill-holes takes INPUT OUTPUT.tif (see --help)");
   const std::string output = a.positional()[1];
+  check_paths(output, common, {a.positional()[0]});
   const SourcePtr in = open_source(a.positional()[0]);
   cache_input_reads(*in, common);
   require_gray(*in, "the input");
@@ -199,6 +201,7 @@ int cmd_hdome(int argc, char** argv) {
   if (a.positional().size() != 2) throw UsageError("hdome takes INPUT OUTPUT.tif (see --help)");
   if (!a.has("h")) throw UsageError("hdome needs --h H");
   const std::string output = a.positional()[1];
+  check_paths(output, common, {a.positional()[0]});
   const SourcePtr in = open_source(a.positional()[0]);
   cache_input_reads(*in, common);
   require_gray(*in, "the input");

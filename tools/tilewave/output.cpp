@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "engine/json.hpp"
 #include "engine/memory.hpp"
+#include "engine/output_file.hpp"
 #include "engine/trace.hpp"
 #include "io/tiff/tiff_pyramid_sink.hpp"
 
@@ -36,12 +37,20 @@ bool can_pass_through(const RawTileFormat* raw, const EncodeSettings& enc, bool 
 // Copies the source's associated images into the sink on its own thread.
 class AssociatedCopier {
  public:
-  AssociatedCopier(const TileSource& src, TiffPyramidSink& sink, bool enabled) {
+  AssociatedCopier(const TileSource& src, TiffPyramidSink& sink, bool enabled, size_t memory) {
     if (!enabled || src.info().associated.empty()) return;
-    thread_ = std::thread([this, &src, &sink] {
+    thread_ = std::thread([this, &src, &sink, memory] {
       try {
         for (const auto& assoc : src.info().associated) {
-          // A broken or huge label must not cost the whole pyramid.
+          // A broken or huge label must not cost the whole pyramid. Reading
+          // one takes its RGBA decode and the RGB copy: 7 bytes a pixel.
+          const double bytes = 7.0 * static_cast<double>(assoc.width) * static_cast<double>(assoc.height);
+          if (bytes > static_cast<double>(memory / 4)) {
+            std::fprintf(stderr, "tilewave: warning: associated image '%s' left out: %lldx%lld is too large for "
+                                 "--memory %s\n", assoc.name.c_str(), static_cast<long long>(assoc.width),
+                         static_cast<long long>(assoc.height), format_bytes(memory).c_str());
+            continue;
+          }
           try {
             sink.add_associated(assoc.name, src.read_associated(assoc.name));
           } catch (const InputError& e) {
@@ -82,6 +91,14 @@ std::vector<OptionSpec> output_option_specs() {
       {"gpu-jpeg", "M", "auto, on or off: with --device cuda, decode passed-through JPEG tiles partly on the GPU "
                         "(nvJPEG); auto does so when few CPU threads are available"},
   };
+}
+
+void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs) {
+  check_output_path(output, inputs);
+  if (common.report.empty()) return;
+  if (common.report == output || same_file(common.report, output))
+    throw UsageError("--report " + common.report + " is the OUTPUT file");
+  check_output_path(common.report, inputs);
 }
 
 OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common) {
@@ -134,7 +151,7 @@ OutputResult write_output(const OutputRequest& req, const Args& a, const CommonO
   {
     // Labels and macros are read and compressed beside the pass rather than
     // after it: LZW runs on one thread (~0.1 s for a scanner's macro).
-    AssociatedCopier assoc(src, sink, req.copy_associated);
+    AssociatedCopier assoc(src, sink, req.copy_associated, common.memory);
     r.stats = run_pyramid(src, sink, job);
     TraceSpan span("associated-join", 0);
     assoc.join();
@@ -157,37 +174,61 @@ void print_written(const OutputRequest& req, const OutputResult& r, const std::s
 
 void write_report(const std::string& path, const std::string& command, const std::string& input,
                   const std::string& output, const OutputResult& r, double open_s, double total_s,
-                  const std::vector<std::pair<std::string, std::string>>& extra) {
+                  const nlohmann::json& extra) {
   if (path.empty()) return;
   const PyramidStats& st = r.stats;
   const size_t threads = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-  std::ostringstream o;
-  o << "{\n  \"command\": " << json_escape(command) << ",\n  \"input\": " << json_escape(input)
-    << ",\n  \"output\": " << json_escape(output) << ",\n  \"device\": " << json_escape(st.backend)
-    << ",\n  \"jpeg_decoder\": " << json_escape(st.jpeg_decoder) << ",\n  \"gpu_decoded_bands\": " << st.gpu_decoded_bands
-    << ",\n  \"gpu_idct_bands\": " << st.gpu_idct_bands << ",\n  \"gpu_fdct_tiles\": " << st.gpu_fdct_tiles
-    << ",\n  \"gpu_from_row\": " << st.gpu_from_row
-    << ",\n  \"seconds\": " << st.seconds << ",\n  \"open_seconds\": " << open_s
-    << ",\n  \"finish_seconds\": " << r.finish_seconds << ",\n  \"command_seconds\": " << total_s << ",\n  \"levels\": [";
-  for (size_t l = 0; l < st.level_sizes.size(); ++l)
-    o << (l ? ", " : "") << "[" << st.level_sizes[l].first << ", " << st.level_sizes[l].second << "]";
-  o << "],\n  \"tiles_encoded\": " << st.tiles_encoded << ",\n  \"tiles_passed_through\": " << st.tiles_passed_through
-    << ",\n  \"pixels_read\": " << st.pixels_in << ",\n  \"bytes_read\": " << st.bytes_read
-    << ",\n  \"bytes_uploaded\": " << st.bytes_uploaded << ",\n  \"bytes_downloaded\": " << st.bytes_downloaded
-    << ",\n  \"bytes_written\": " << r.bytes << ",\n  \"busy_seconds\": {\"read\": " << st.read_s
-    << ", \"decode\": " << st.decode_s << ", \"upload\": " << st.upload_s << ", \"kernel\": " << st.kernel_s
-    << ", \"download\": " << st.download_s << ", \"reduce_stage\": " << st.reduce_s << ", \"encode\": " << st.encode_s
-    << ", \"write\": " << st.write_s << "},\n  \"threads\": " << threads << ",\n  \"tokens\": " << st.tokens
-    << ",\n  \"stripes\": " << st.stripes << ",\n  \"planned_bytes\": " << st.planned_bytes
-    << ",\n  \"planned_device_bytes\": " << st.planned_device_bytes
-    << ",\n  \"peak_rss_bytes\": " << peak_rss_bytes();
-  for (const auto& [k, v] : extra) o << ",\n  " << json_escape(k) << ": " << v;
-  o << "\n}\n";
-  std::ofstream f(path);
-  if (!f || !(f << o.str())) throw InputError("cannot write report " + path);
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& [w, h] : st.level_sizes) levels.push_back({w, h});
+  nlohmann::json o = {
+      {"command", command},
+      {"input", input},
+      {"output", output},
+      {"device", st.backend},
+      {"jpeg_decoder", st.jpeg_decoder},
+      {"gpu_decoded_bands", st.gpu_decoded_bands},
+      {"gpu_idct_bands", st.gpu_idct_bands},
+      {"gpu_fdct_tiles", st.gpu_fdct_tiles},
+      {"gpu_from_row", st.gpu_from_row},
+      {"seconds", st.seconds},
+      {"open_seconds", open_s},
+      {"finish_seconds", r.finish_seconds},
+      {"command_seconds", total_s},
+      {"levels", levels},
+      {"tiles_encoded", st.tiles_encoded},
+      {"tiles_passed_through", st.tiles_passed_through},
+      {"pixels_read", st.pixels_in},
+      {"bytes_read", st.bytes_read},
+      {"bytes_uploaded", st.bytes_uploaded},
+      {"bytes_downloaded", st.bytes_downloaded},
+      {"bytes_written", r.bytes},
+      {"busy_seconds",
+       {{"read", st.read_s},
+        {"decode", st.decode_s},
+        {"upload", st.upload_s},
+        {"kernel", st.kernel_s},
+        {"download", st.download_s},
+        {"reduce_stage", st.reduce_s},
+        {"encode", st.encode_s},
+        {"write", st.write_s}}},
+      {"threads", threads},
+      {"tokens", st.tokens},
+      {"stripes", st.stripes},
+      {"planned_bytes", st.planned_bytes},
+      {"planned_device_bytes", st.planned_device_bytes},
+      {"peak_rss_bytes", peak_rss_bytes()},
+  };
+  for (const auto& [k, v] : extra.items()) o[k] = v;
+  write_small_file(path, dump_json(o, 2) + "\n");
+}
+
+void reserve_input_memory(const TileSource& in, CommonOptions& common) {
+  const int threads = static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  common.memory -= reserve_decode_memory(in, common.memory, threads);
 }
 
 void cache_input_reads(const TileSource& in, CommonOptions& common) {
+  reserve_input_memory(in, common);
   const size_t bytes = std::min<size_t>(common.memory / 8, size_t{256} << 20);
   in.set_read_cache(bytes);
   common.memory -= bytes;

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/pyramid/pyramid_job.hpp"
 #include "tools/tilewave/args.hpp"
 
@@ -30,10 +32,20 @@ struct OutputResult {
   bool passthrough = false;
 };
 
+// Refuses, before any work, an OUTPUT or --report path that would replace
+// something other than a regular file, or one of `inputs` (and a report
+// that is the output itself).
+void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs);
+
 OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common);
 
-// Ops read their input in tiles with halos: lets `in` keep decoded tiles
-// (an eighth of the budget, at most 256 MiB), taken from common.memory.
+// Sets apart, from common.memory, what `in` needs to decode its tiles or
+// strips (engine/tile_source.hpp reserve_decode_memory): a file whose header
+// asks for more than the budget is refused here, before any work.
+void reserve_input_memory(const TileSource& in, CommonOptions& common);
+
+// Ops read their input in tiles with halos: reserve_input_memory, then lets
+// `in` keep decoded tiles (an eighth of the rest, at most 256 MiB).
 void cache_input_reads(const TileSource& in, CommonOptions& common);
 
 // "wrote OUT: N levels from W x H (fmt), size, seconds"
@@ -42,6 +54,6 @@ void print_written(const OutputRequest& req, const OutputResult& r, const std::s
 // --report FILE.json: the pass's figures plus op-specific JSON fields.
 void write_report(const std::string& path, const std::string& command, const std::string& input,
                   const std::string& output, const OutputResult& r, double open_s, double total_s,
-                  const std::vector<std::pair<std::string, std::string>>& extra = {});
+                  const nlohmann::json& extra = nlohmann::json::object());
 
 }  // namespace tw::cli

@@ -168,20 +168,4 @@ Image TileSource::read_associated(const std::string& name) const {
   throw InputError("no associated image '" + name + "' in " + info_.path);
 }
 
-const RawTileFormat* TileSource::raw_format(int) const { return nullptr; }
-
-std::vector<uint8_t> TileSource::read_raw_tile(int, int64_t, int64_t) const {
-  throw InternalError("read_raw_tile on a source without raw tiles");
-}
-
-void TileSource::decode_raw_tile(int, int64_t, int64_t, const std::vector<uint8_t>&,
-                                 const ImageView&) const {
-  throw InternalError("decode_raw_tile on a source without raw tiles");
-}
-
-bool TileSource::decode_raw_tile_coefficients(int, int64_t, int64_t, const std::vector<uint8_t>&,
-                                              const JpegCoefLayout&, int16_t*, uint16_t*) const {
-  return false;
-}
-
 }  // namespace tw

@@ -40,6 +40,26 @@ struct SourceInfo {
   std::vector<std::pair<std::string, std::string>> properties;  // extra key/values for `info`
 };
 
+// Facet of a source whose levels are stored as compressed tiles: they can be
+// copied out as stored (level-0 pass-through) and decoded once read.
+class RawTiles {
+ public:
+  virtual ~RawTiles() = default;
+  // Null where the level's tiles cannot be copied out as stored.
+  virtual const RawTileFormat* raw_format(int level) const = 0;
+  virtual std::vector<uint8_t> read_raw_tile(int level, int64_t tx, int64_t ty) const = 0;
+  // Decodes bytes from read_raw_tile into dst (dst.rect = the clipped tile
+  // rect), so a passed-through tile is decoded once and read once.
+  virtual void decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                               const ImageView& dst) const = 0;
+  // Entropy-decodes bytes from read_raw_tile of a JPEG level into their DCT
+  // coefficients and quantisation tables (engine/jpeg_coefs.hpp), for the
+  // GPU to finish. False where the tile is not JPEG laid out as `layout`
+  // says (decode it with decode_raw_tile instead); throws on corrupt data.
+  virtual bool decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                                            const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const = 0;
+};
+
 // Thread-safe: read() may be called from many threads at once.
 class TileSource {
  public:
@@ -73,20 +93,9 @@ class TileSource {
   // together): decodes wait for room. Readers of files start at 1 GiB.
   virtual void set_decode_budget(size_t bytes) const { (void)bytes; }
 
-  // Pass-through of compressed tiles. raw_format() is null where the level's
-  // tiles cannot be copied out as stored.
-  virtual const RawTileFormat* raw_format(int level) const;
-  virtual std::vector<uint8_t> read_raw_tile(int level, int64_t tx, int64_t ty) const;
-  // Decodes bytes from read_raw_tile into dst (dst.rect = the clipped tile
-  // rect), so a passed-through tile is decoded once and read once.
-  virtual void decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
-                               const ImageView& dst) const;
-  // Entropy-decodes bytes from read_raw_tile of a JPEG level into their DCT
-  // coefficients and quantisation tables (engine/jpeg_coefs.hpp), for the
-  // GPU to finish. False where the tile is not JPEG laid out as `layout`
-  // says (decode it with decode_raw_tile instead); throws on corrupt data.
-  virtual bool decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
-                                            const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const;
+  // The facet of sources that store compressed tiles (a TIFF), for the
+  // pyramid's pass-through and split JPEG decoding; null for the others.
+  virtual const RawTiles* raw_tiles() const { return nullptr; }
 
  protected:
   // dst.rect lies inside the level's bounds and is non-empty.

@@ -37,6 +37,7 @@ struct Trace {
     if (path.empty()) return;
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) {
+      // At exit, after the CLI has said its warnings: straight to stderr.
       std::fprintf(stderr, "tilewave: warning: cannot write trace %s\n", path.c_str());
       return;
     }

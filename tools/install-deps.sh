@@ -2,7 +2,8 @@
 # Installs what Tilewave needs on Debian 12 (bookworm): the build, the
 # libraries, and the independent references the tests compare against
 # (scipy, scikit-image, OpenCV, tifffile, OpenSlide, vips, ITK 5 for the Canny
-# oracle). Safe to re-run.
+# oracle), and clang-14 with libFuzzer for the fuzz targets (docs/FUZZING.md).
+# Safe to re-run.
 set -euo pipefail
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -14,5 +15,6 @@ $sudo apt-get install -y -qq --no-install-recommends \
   libjpeg62-turbo-dev zlib1g-dev libzstd-dev libdeflate-dev nlohmann-json3-dev \
   python3 python3-numpy python3-scipy python3-skimage python3-tifffile python3-openslide \
   openslide-tools libvips-tools time libinsighttoolkit5-dev python3-opencv \
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev python3-pil \
   >/dev/null
 echo "tilewave: dependencies installed"

@@ -24,7 +24,10 @@ void require_format(const TileSource& in, PixelFormat want, const std::string& o
 
 // Whether a neighbourhood op brings its own CPU kernel:
 //   void cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const;
-// src is dst.rect grown by radius(), with the border made up; W x H is the image.
+// src covers dst.rect grown by radius(), with the border made up; W x H is
+// the image. The engine calls it on blocks of kBlockRows rows of a tile, in
+// parallel: the kernel itself is serial.
+constexpr int64_t kBlockRows = 32;
 template <class Op, class = void>
 struct has_cpu_block : std::false_type {};
 template <class Op>
@@ -60,7 +63,10 @@ class CpuOpSource final : public TileSource {
       // The op's own CPU kernel for a block (where whole rows vectorise far
       // better than a functor called per pixel); the GPU still uses the functor.
       const Image src = in_->read(0, r.grown(op_.radius()), op_.border());
-      op_.cpu_block(src, dst, l0.width, l0.height);
+      tbb::parallel_for(int64_t{0}, ceil_div(r.h, kBlockRows), [&](int64_t b) {
+        const int64_t y0 = r.y + b * kBlockRows;
+        op_.cpu_block(src, dst.sub(Rect(r.x, y0, r.w, std::min(kBlockRows, r.y1() - y0))), l0.width, l0.height);
+      });
     } else if constexpr (std::is_same_v<Cat, Neighborhood>) {
       const int R = op_.radius();
       const Image src = in_->read(0, r.grown(R), op_.border());

@@ -49,11 +49,11 @@ class JpegDecoder {
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
   // photometric: TIFF Photometric (1 gray, 2 RGB, 6 YCbCr) telling how the
-  // stream's components are to be read. expect_w x expect_h: the stored
-  // tile's size (a strip's: image width x rows per strip); the stream may
-  // be smaller (a last strip) but must cover dst, never larger. Writes the
-  // top-left dst.rect.w x dst.rect.h pixels of the decoded image into dst.
-  // Throws InputError (with `what` naming the tile) on corrupt data.
+  // stream's components are to be read. expect_w x expect_h: the tile or
+  // strip as stored (an edge tile whole); a stream larger than that (but for
+  // padding to whole MCUs) is refused before libjpeg allocates for it.
+  // Writes the top-left dst.rect.w x dst.rect.h pixels of the decoded image
+  // into dst. Throws InputError (with `what` naming the tile) on corrupt data.
   void decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, int photometric,
               int64_t expect_w, int64_t expect_h, const ImageView& dst, const std::string& what);
 
@@ -66,6 +66,7 @@ class JpegDecoder {
                            const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant, const std::string& what);
 
  private:
+  void restart();  // a fresh libjpeg decompressor: no tables of an earlier stream
   struct State;
   std::unique_ptr<State> st_;
   std::vector<uint8_t> row_;

@@ -364,7 +364,8 @@ SlideModel::SlideModel(const SyntheticSpec& spec)
     is_state = mix64(is_state + 0x9E3779B97F4A7C15ull);
     return unit(is_state);
   };
-  const int count = std::min(8, static_cast<int>(3 + std::lround(aspect) + next() * 3));
+  // Capped before the conversion: a 2147483647x1 slide's aspect is past int.
+  const int count = static_cast<int>(std::min(8.0, 3 + std::round(aspect) + next() * 3));
   const double radius = std::sqrt(kTissueArea * w * hgt / (count * 3.141592653589793));
   for (int k = 0; k < count; ++k) {
     // Best of a few candidate places: pieces mostly lie apart, like sections

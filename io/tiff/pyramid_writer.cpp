@@ -305,6 +305,14 @@ PyramidTiffWriter::~PyramidTiffWriter() = default;
 uint64_t PyramidTiffWriter::bytes_written() const { return impl_->bytes; }
 const std::string& PyramidTiffWriter::temp_path() const { return impl_->out.temp_path(); }
 
+size_t PyramidTiffWriter::index_bytes(const std::vector<PyramidLevelSpec>& levels) {
+  double tiles = 0;
+  for (const auto& l : levels)
+    tiles += std::ceil(double(l.width) / double(std::max<int64_t>(1, l.format.tile_w))) *
+             std::ceil(double(l.height) / double(std::max<int64_t>(1, l.format.tile_h)));
+  return static_cast<size_t>(std::min(tiles * 17.0, 1e18));
+}
+
 void PyramidTiffWriter::write_tile(int level, int64_t tx, int64_t ty, const uint8_t* data, size_t n) {
   auto& im = *impl_;
   TW_ASSERT(level >= 0 && level < static_cast<int>(im.levels.size()) && !im.finished);

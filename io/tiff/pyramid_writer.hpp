@@ -48,6 +48,11 @@ class PyramidTiffWriter {
   uint64_t bytes_written() const;
   const std::string& temp_path() const;
 
+  // Memory the writer holds for the whole run: each tile's offset and byte
+  // count, until the directories are written (17 bytes a tile: 1 MiB for a
+  // 16-gigapixel pyramid, but a lying header can ask for gigabytes).
+  static size_t index_bytes(const std::vector<PyramidLevelSpec>& levels);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

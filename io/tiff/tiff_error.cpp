@@ -10,6 +10,7 @@ namespace tw {
 namespace {
 
 thread_local std::string t_last_error;
+thread_local std::string t_warnings;
 
 void on_error(const char* module, const char* fmt, va_list ap) {
   char buf[1024];
@@ -17,8 +18,12 @@ void on_error(const char* module, const char* fmt, va_list ap) {
   t_last_error = module ? std::string(module) + ": " + buf : std::string(buf);
 }
 
-void on_warning(const char*, const char*, va_list) {
-  // Vendor files carry private tags libtiff warns about; never fatal.
+void on_warning(const char* module, const char* fmt, va_list ap) {
+  // Vendor files carry private tags libtiff warns about: never printed, but
+  // kept, for the few warnings that mean a damaged file.
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  if (t_warnings.size() < 65536) t_warnings += (module ? std::string(module) + ": " : std::string()) + buf + "\n";
 }
 
 }  // namespace
@@ -38,5 +43,11 @@ std::string take_tiff_error() {
 }
 
 void clear_tiff_error() { t_last_error.clear(); }
+
+std::string take_tiff_warnings() {
+  std::string s;
+  s.swap(t_warnings);
+  return s;
+}
 
 }  // namespace tw

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/pyramid/pyramid_job.hpp"
+#include "engine/pyramid_sink.hpp"
 #include "io/codec/tile_codec.hpp"
 #include "io/tiff/pyramid_writer.hpp"
 
 namespace tw {
 
-class TiffPyramidSink : public PyramidSink {
+class TiffPyramidSink : public PyramidSink, public JpegCoefSink {
  public:
   // levels[k].format: what each level stores (level 0 may be a source's raw
   // format when its tiles pass through; such a level is never encoded here).
@@ -25,9 +25,10 @@ class TiffPyramidSink : public PyramidSink {
   std::optional<JpegCoefSpec> jpeg_coef_spec(int level) const override;
   void encode_coefficients(int level, const int16_t* coefs, std::vector<uint8_t>& out) override;
 
-  void add_associated(const std::string& name, const Image& img);
-  void finish();
-  uint64_t bytes_written() const;
+  void add_associated(const std::string& name, const Image& img) override;
+  void finish() override;
+  uint64_t bytes_written() const override;
+  JpegCoefSink* jpeg_coefs() override { return this; }
 
  private:
   struct Impl;

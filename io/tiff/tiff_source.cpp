@@ -131,6 +131,20 @@ std::string lower(std::string s) {
   return s;
 }
 
+// libtiff reads a directory whose offset or byte-count arrays are shorter
+// than its size needs by ignoring them or padding them with zeros, which
+// would read as an image of blank (sparse) tiles of whatever size the header
+// claims: a damaged file, refused.
+std::string damage_in(const std::string& warnings) {
+  for (const char* tag : {"StripOffsets", "StripByteCounts", "TileOffsets", "TileByteCounts"})
+    if (warnings.find(std::string("Incorrect count for \"") + tag + "\"") != std::string::npos)
+      return std::string("damaged directory: its ") + tag + " do not match its size";
+  return "";
+}
+
+// Reads the current directory's tags; the warnings libtiff gave since the
+// last take_tiff_warnings() (on reading this directory and its arrays) are
+// this directory's.
 Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   Dir d;
   d.index = index;
@@ -180,6 +194,8 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     d.unsupported = "image has no pixels (" + std::to_string(d.width) + "x" + std::to_string(d.height) + ")";
     return d;
   }
+  d.unsupported = damage_in(take_tiff_warnings());
+  if (!d.unsupported.empty()) return d;
   if (d.chunk_w <= 0 || d.chunk_h <= 0) {
     d.unsupported = "invalid tile size " + std::to_string(d.chunk_w) + "x" + std::to_string(d.chunk_h);
     return d;
@@ -524,13 +540,15 @@ struct TiffSource::Impl {
     JpegDecoder& dec = thread_jpeg_decoder();
     const Rect o = chunk.intersect(dst.rect);
     if (o.empty()) return;
-    const int64_t full_w = d.chunk_w, full_h = d.chunk_h;
+    // The stream is at most the tile or strip the directory declares (an
+    // edge tile is stored whole; a last strip cut short, or padded).
+    const int64_t sw = d.chunk_w, sh = d.chunk_h;
     if (o.x == chunk.x && o.y == chunk.y) {
-      dec.decode(data, n, d.jpeg_tables, d.photometric, full_w, full_h, dst.sub(o), chunk_name(level, d, ci));
+      dec.decode(data, n, d.jpeg_tables, d.photometric, sw, sh, dst.sub(o), chunk_name(level, d, ci));
       return;
     }
     Image tmp(dst.fmt, chunk);
-    dec.decode(data, n, d.jpeg_tables, d.photometric, full_w, full_h, tmp.view(), chunk_name(level, d, ci));
+    dec.decode(data, n, d.jpeg_tables, d.photometric, sw, sh, tmp.view(), chunk_name(level, d, ci));
     copy_overlap(tmp.view(), dst);
   }
 
@@ -594,6 +612,12 @@ struct TiffSource::Impl {
     Lease ls = lease(level);
     for (int p = 0; p < d.planes(); ++p) {
       const uint32_t index = static_cast<uint32_t>(ci + p * d.per_plane());
+      // libtiff may report success without writing the whole buffer (4.5's
+      // deflate decoder accepts a stream that decodes to more than the tile
+      // and stops before the match that overflows; fuzz_tiff_source): what it
+      // leaves must be zeros, not pixels of the last chunk, or of another
+      // file, this thread decoded.
+      std::memset(buf.data(), 0, size);
       clear_tiff_error();
       const tmsize_t got = d.tiled ? TIFFReadEncodedTile(ls.t(), index, buf.data(), static_cast<tmsize_t>(size))
                                    : TIFFReadEncodedStrip(ls.t(), index, buf.data(), static_cast<tmsize_t>(size));
@@ -613,6 +637,7 @@ struct TiffSource::Impl {
     std::vector<uint8_t> row(row_bytes);
     for (int p = 0; p < d.planes(); ++p)
       for (int64_t y = r.y; y < r.y1(); ++y) {
+        std::memset(row.data(), 0, row.size());  // as in decode_chunk: nothing of the last row
         clear_tiff_error();
         if (TIFFReadScanline(ls.t(), row.data(), static_cast<uint32_t>(y), static_cast<uint16_t>(p)) < 0)
           throw InputError("cannot decode row " + std::to_string(y) + " of level " + std::to_string(level) +
@@ -646,6 +671,7 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
   im.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (im.fd < 0) throw InputError("cannot open " + path + ": " + std::strerror(errno));
 
+  take_tiff_warnings();  // another file's, on this thread
   TIFF* t = im.open_handle();
   std::vector<Dir> dirs;
   std::vector<uint64_t> subifds;
@@ -707,8 +733,13 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
     // drop the others without a word.
     if (d.width == d0.width && d.height == d0.height && !is_named_assoc(d)) ++full_size_pages;
     if (d.unsupported.empty() || d.width > 0) {
+      // Names are how images are asked for: a second "label" would never be
+      // read (the first one would be, twice). It keeps its directory's name.
+      std::string name = associated_name(d, aperio, first_assoc);
+      if (std::find(im.assoc_names.begin(), im.assoc_names.end(), name) != im.assoc_names.end())
+        name = "image-" + std::to_string(d.index);
       im.assoc.push_back(d);
-      im.assoc_names.push_back(associated_name(d, aperio, first_assoc));
+      im.assoc_names.push_back(name);
       first_assoc = false;
     }
   }

@@ -17,13 +17,14 @@ class UnsupportedFormat : public InputError {
   using InputError::InputError;
 };
 
-class TiffSource : public TileSource {
+class TiffSource : public TileSource, public RawTiles {
  public:
   // Throws InputError for a missing, non-TIFF, truncated or unsupported file.
   explicit TiffSource(const std::string& path);
   ~TiffSource() override;
 
   Image read_associated(const std::string& name) const override;
+  const RawTiles* raw_tiles() const override { return this; }
   const RawTileFormat* raw_format(int level) const override;
   std::vector<uint8_t> read_raw_tile(int level, int64_t tx, int64_t ty) const override;
   void decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,

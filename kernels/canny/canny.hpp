@@ -14,16 +14,14 @@
 #include <cstdlib>
 #include <memory>
 
-#include "engine/backend.hpp"
 #include "engine/error.hpp"
 #include "engine/image.hpp"
 #include "engine/ops/op.hpp"
 #include "engine/tile_source.hpp"
-#include "kernels/reconstruct/reconstruct_job.hpp"
 
 struct CUstream_st;  // cudaStream_t, without CUDA's headers
 
-namespace tw::kernels {
+namespace tw::ops {
 
 constexpr uint8_t kCannyWeak = 128, kCannyStrong = 255;
 
@@ -100,18 +98,5 @@ inline CannyNms make_canny_nms(double low, double high) {
   return op;
 }
 
-// The edge map (255 edge, 0 not) of 8-bit gray `gray`, computed on `job`'s
-// backend; `job` gives tile, memory, scratch place for the hysteresis.
-struct CannyResult {
-  std::shared_ptr<const TileSource> edges;
-  ReconstructResult hysteresis;
-};
-CannyResult canny_classic(std::shared_ptr<const TileSource> gray, const CannyParams& p, ReconstructJob job);
 
-// Hysteresis on a class map (0, kCannyWeak, kCannyStrong): the strong pixels
-// and the weak ones joined to them through strong or weak pixels
-// (`connectivity` 4 or 8), as a morphological reconstruction by dilation on
-// the wavefront engine; shared by the Canny variants.
-CannyResult canny_hysteresis(const TileSource& classes, int connectivity, ReconstructJob job);
-
-}  // namespace tw::kernels
+}  // namespace tw::ops

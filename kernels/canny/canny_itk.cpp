@@ -4,9 +4,8 @@
 #include <string>
 
 #include "engine/error.hpp"
-#include "engine/ops/run_op.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 namespace {
 
@@ -133,14 +132,4 @@ CannyItkClasses make_canny_itk_classes(const CannyItkParams& p) {
   return c;
 }
 
-CannyResult canny_itk(std::shared_ptr<const TileSource> gray, const CannyItkParams& p,
-                      ReconstructJob job) {
-  const ItkGaussian g = make_itk_gaussian(p);
-  const CannyItkClasses classes_op = make_canny_itk_classes(p);
-  auto smooth = ops::run_op(std::move(gray), g, job.backend, "canny (itk) discrete gaussian");
-  auto classes = ops::run_op(smooth, classes_op, job.backend, "canny (itk) zero crossings");
-  // ITK's FollowEdge visits the whole radius-1 neighbourhood: 8-connected.
-  return canny_hysteresis(*classes, 8, std::move(job));
-}
-
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -41,7 +41,7 @@
 #include "engine/ops/separable.hpp"
 #include "kernels/canny/canny.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 struct CannyItkParams {
   double variance = 1.96;  // of the Gaussian, pixels^2 (ITK's SetVariance; the thesis: sigma 1.4)
@@ -202,9 +202,5 @@ struct CannyItkClasses {
 };
 CannyItkClasses make_canny_itk_classes(const CannyItkParams& p);
 
-// The edge map (255 edge, 0 not) of 8-bit gray `gray`, computed on `job`'s
-// backend; `job` gives tile, memory, scratch place for the hysteresis.
-CannyResult canny_itk(std::shared_ptr<const TileSource> gray, const CannyItkParams& p,
-                      ReconstructJob job);
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

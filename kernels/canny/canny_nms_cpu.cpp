@@ -1,12 +1,10 @@
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "engine/ops/clones.hpp"
 #include "kernels/canny/canny.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 namespace {
 
 // Sobel of a row (a, b, c: rows y-1, y, y+1 from one column left of the
@@ -48,33 +46,30 @@ TW_CLONES void classify_row(const int32_t* __restrict gx, const int32_t* __restr
 void CannyNms::cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const {
   const Rect r = dst.rect;
   const int64_t cols = r.w + 2;  // gradients for x = r.x - 1 .. r.x1()
-  constexpr int64_t kRows = 32;
-  tbb::parallel_for(int64_t{0}, (r.h + kRows - 1) / kRows, [&](int64_t chunk) {
-    const int64_t y0 = r.y + chunk * kRows, y1 = std::min(r.y1(), y0 + kRows), rows = y1 - y0 + 2;
-    // Scratch reused by each thread across reads.
-    thread_local std::vector<int32_t> gx, gy, mag;
-    gx.resize(static_cast<size_t>(rows * cols)), gy.resize(gx.size()), mag.resize(gx.size());
-    // Columns of the image inside [r.x - 1, r.x1()] (magnitudes outside are 0).
-    const int64_t i0 = std::max<int64_t>(0, -(r.x - 1)), i1 = std::min(cols, W - (r.x - 1));
-    for (int64_t j = 0; j < rows; ++j) {
-      const int64_t y = y0 - 1 + j;
-      // src starts at column r.x - 2: index i covers x = r.x - 1 + i - 1.
-      int32_t* pm = mag.data() + j * cols;
-      gradient_row(src.row<uint8_t>(y - 1), src.row<uint8_t>(y), src.row<uint8_t>(y + 1), gx.data() + j * cols,
-                   gy.data() + j * cols, pm, cols);
-      if (y < 0 || y >= H) {
-        std::fill(pm, pm + cols, 0);
-      } else {
-        std::fill(pm, pm + i0, 0);
-        std::fill(pm + std::max(i0, i1), pm + cols, 0);
-      }
+  const int64_t y0 = r.y, rows = r.h + 2;
+  // Scratch reused by each thread across blocks.
+  thread_local std::vector<int32_t> gx, gy, mag;
+  gx.resize(static_cast<size_t>(rows * cols)), gy.resize(gx.size()), mag.resize(gx.size());
+  // Columns of the image inside [r.x - 1, r.x1()] (magnitudes outside are 0).
+  const int64_t i0 = std::max<int64_t>(0, -(r.x - 1)), i1 = std::min(cols, W - (r.x - 1));
+  for (int64_t j = 0; j < rows; ++j) {
+    const int64_t y = y0 - 1 + j;
+    // src starts at column r.x - 2: index i covers x = r.x - 1 + i - 1.
+    int32_t* pm = mag.data() + j * cols;
+    gradient_row(src.row<uint8_t>(y - 1), src.row<uint8_t>(y), src.row<uint8_t>(y + 1), gx.data() + j * cols,
+                 gy.data() + j * cols, pm, cols);
+    if (y < 0 || y >= H) {
+      std::fill(pm, pm + cols, 0);
+    } else {
+      std::fill(pm, pm + i0, 0);
+      std::fill(pm + std::max(i0, i1), pm + cols, 0);
     }
-    for (int64_t j = 1; j + 1 < rows; ++j) {
-      const int64_t k = j * cols + 1;  // output i is gradient column i + 1
-      classify_row(gx.data() + k, gy.data() + k, mag.data() + k - cols, mag.data() + k, mag.data() + k + cols,
-                   static_cast<int32_t>(low2), static_cast<int32_t>(high2), dst.row<uint8_t>(y0 - 1 + j), cols - 2);
-    }
-  });
+  }
+  for (int64_t j = 1; j + 1 < rows; ++j) {
+    const int64_t k = j * cols + 1;  // output i is gradient column i + 1
+    classify_row(gx.data() + k, gy.data() + k, mag.data() + k - cols, mag.data() + k, mag.data() + k + cols,
+                 static_cast<int32_t>(low2), static_cast<int32_t>(high2), dst.row<uint8_t>(y0 - 1 + j), cols - 2);
+  }
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -11,7 +11,7 @@
 #include "engine/cuda/cuda_check.hpp"
 #include "kernels/canny/canny.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 namespace {
 
 // Outputs per block. 128 threads slide down the 126 columns and their ring
@@ -84,4 +84,4 @@ void CannyNms::cuda_block(const In* src, Out* dst, int w, int h, int64_t x0, int
   TW_CUDA_CHECK(cudaGetLastError());
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

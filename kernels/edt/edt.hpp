@@ -13,33 +13,12 @@
 // of tiles away. (Why not the seeds' Danielsson/IWPP propagation: it is not
 // exact; see docs/ops/edt.md.)
 #include <cstdint>
-#include <memory>
-#include <string>
-
-#include "engine/raw_raster.hpp"
 
 namespace tw {
 
 struct EdtParams {
   double threshold = 0;  // foreground: value > threshold (RGB: BT.601 luma)
 };
-
-struct EdtStats {
-  double seconds = 0;
-  double read_seconds = 0;  // of `seconds`: reading (and decoding) the input
-  uint64_t foreground = 0, background = 0;
-  // With CUDA: device time of the kernels and of the copies, and how many
-  // bands of rows the image was cut into (1: it fitted on the device).
-  double gpu_kernel_seconds = 0, gpu_transfer_seconds = 0;
-  int64_t gpu_bands = 0;
-};
-
-// No background anywhere: every distance is +infinity (documented result;
-// scipy returns distances to a point outside the image instead).
-// The result is a float32 raster: in memory when it fits a quarter of
-// `memory`, else in a scratch file beside scratch_near.
-std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
-                                                    const std::string& scratch_near, EdtStats* stats = nullptr);
 
 // One row of the row pass: g2[i] = squared column distance (or a value above
 // any real one where the column has no background);

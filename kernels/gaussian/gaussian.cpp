@@ -5,7 +5,7 @@
 
 #include "engine/error.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 int gaussian_radius(double sigma) { return static_cast<int>(std::ceil(3.0 * sigma)); }
 
@@ -25,4 +25,4 @@ Gaussian<C> make_gaussian(double sigma) {
 template Gaussian<1> make_gaussian<1>(double);
 template Gaussian<3> make_gaussian<3>(double);
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -9,7 +9,7 @@
 #include "engine/ops/separable.hpp"
 #include "kernels/point/point_ops.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 constexpr double kMaxGaussianSigma = 20.0;
 
@@ -33,4 +33,4 @@ int gaussian_radius(double sigma);  // ceil(3 sigma)
 template <int C>
 Gaussian<C> make_gaussian(double sigma);
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

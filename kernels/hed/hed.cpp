@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace tw::kernels {
+namespace tw::ops {
 
 Hed make_hed() {
   // skimage.color.colorconv.rgb_from_hed: rows are the stains' RGB optical
@@ -25,4 +25,4 @@ Hed make_hed() {
   return h;
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

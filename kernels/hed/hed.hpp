@@ -8,7 +8,7 @@
 
 #include "engine/ops/op.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 struct Hed {
   using Category = ops::Pixel;
@@ -29,4 +29,4 @@ struct Hed {
 // The op with skimage's stain matrix.
 Hed make_hed();
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

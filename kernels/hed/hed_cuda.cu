@@ -1,4 +1,4 @@
 #include "engine/ops/op_cuda.cuh"
 #include "kernels/hed/hed.hpp"
 
-TW_CUDA_OP(tw::kernels::Hed);
+TW_CUDA_OP(tw::ops::Hed);

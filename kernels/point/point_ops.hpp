@@ -6,7 +6,7 @@
 
 #include "engine/ops/op.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 // Round half up, then clamp: the rounding every filter of ours uses. For
 // 0 < u < 255 truncation is floor, and it vectorises where floorf does not.
@@ -75,4 +75,4 @@ struct Gray {
   }
 };
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -24,8 +24,10 @@ using Acc = std::conditional_t<std::is_floating_point_v<T>, float,
 // Returns how many output pixels it wrote (a multiple of 4).
 TW_CLONES int64_t keep_even_rgb8(const uint16_t* h, int64_t out_w, uint8_t* out) {
   typedef uint8_t v16 __attribute__((vector_size(16)));
+#if !defined(__clang__)
   const v16 first = {1, 3, 5, 13, 15, 17, 25, 27, 29, 0, 0, 0, 0, 0, 0, 0};
   const v16 last = {0, 1, 2, 3, 4, 5, 6, 7, 8, 21, 23, 25, 0, 0, 0, 0};
+#endif
   const uint8_t* b = reinterpret_cast<const uint8_t*>(h);
   int64_t x = 0;
   for (; x + 4 <= out_w; x += 4, b += 48) {
@@ -33,7 +35,14 @@ TW_CLONES int64_t keep_even_rgb8(const uint16_t* h, int64_t out_w, uint8_t* out)
     std::memcpy(&r0, b, 16);
     std::memcpy(&r1, b + 16, 16);
     std::memcpy(&r2, b + 32, 16);
+#if defined(__clang__)
+    // Clang (the fuzz build) has no __builtin_shuffle; the same byte picks.
+    const v16 o = __builtin_shufflevector(
+        __builtin_shufflevector(r0, r1, 1, 3, 5, 13, 15, 17, 25, 27, 29, 0, 0, 0, 0, 0, 0, 0), r2,
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 21, 23, 25, 0, 0, 0, 0);
+#else
     const v16 o = __builtin_shuffle(__builtin_shuffle(r0, r1, first), r2, last);
+#endif
     std::memcpy(out + 3 * x, &o, 12);
   }
   return x;

@@ -1,11 +1,10 @@
 #include "kernels/reconstruct/bit_planes.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <atomic>
 #include <cstring>
 
 #include "engine/ops/clones.hpp"
+#include "engine/parallel.hpp"
 
 namespace tw {
 namespace {
@@ -41,7 +40,7 @@ TW_CLONES void pack_bytes(const uint8_t* __restrict p, int64_t n, uint32_t* __re
 
 void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed) {
   const int64_t w = core.w, h = core.h, pitch = bit_plane_pitch(w);
-  tbb::parallel_for(int64_t{0}, h + 2, [&](int64_t ry) {
+  parallel_for_each(0, h + 2, [&](int64_t ry) {
     const int64_t y = core.y + ry - 1;
     uint32_t* o = on + ry * pitch;
     uint32_t* a = allowed + ry * pitch;
@@ -60,7 +59,7 @@ void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, ui
 int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const ImageView& j, const Rect& core) {
   const int64_t w = core.w, h = core.h, pitch = bit_plane_pitch(w);
   std::atomic<int64_t> total{0};
-  tbb::parallel_for(int64_t{1}, h + 1, [&](int64_t ry) {
+  parallel_for_each(1, h + 1, [&](int64_t ry) {
     uint8_t* row = j.ptr<uint8_t>(core.x, core.y + ry - 1);
     int64_t n = 0;
     for (int64_t k = 1; k < pitch; ++k) {

@@ -10,7 +10,7 @@
 #include "engine/image.hpp"
 #include "engine/ops/op.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 struct Sobel {
   using Category = ops::Neighborhood;
@@ -34,4 +34,4 @@ struct Sobel {
   void cpu_block(const Image& src, const ImageView& dst, int64_t W, int64_t H) const;
 };
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -1,9 +1,7 @@
-#include <tbb/parallel_for.h>
-
 #include "engine/ops/clones.hpp"
 #include "kernels/sobel/sobel.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 namespace {
 
 // One row (a, b, c: rows y-1, y, y+1 from one column left of the first
@@ -24,10 +22,9 @@ TW_CLONES void sobel_row(const uint8_t* __restrict a, const uint8_t* __restrict 
 
 void Sobel::cpu_block(const Image& src, const ImageView& dst, int64_t, int64_t) const {
   const Rect r = dst.rect;
-  tbb::parallel_for(r.y, r.y1(), [&](int64_t y) {
+  for (int64_t y = r.y; y < r.y1(); ++y)
     sobel_row(src.row<uint8_t>(y - 1), src.row<uint8_t>(y), src.row<uint8_t>(y + 1), dst.row<uint8_t>(y), r.w,
               threshold);
-  });
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

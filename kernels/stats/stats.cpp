@@ -5,7 +5,7 @@
 
 #include "engine/error.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 int otsu_threshold(const std::vector<uint64_t>& h) {
   TW_ASSERT(h.size() == 256);
@@ -31,4 +31,4 @@ int otsu_threshold(const std::vector<uint64_t>& h) {
   return best;
 }
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

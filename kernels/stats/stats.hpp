@@ -8,7 +8,7 @@
 
 #include "engine/ops/reduce.hpp"
 
-namespace tw::kernels {
+namespace tw::ops {
 
 template <int C>
 struct Stats {
@@ -57,4 +57,4 @@ struct ChannelHistogram {
 // between-class variance (the first such t); foreground is v > t.
 int otsu_threshold(const std::vector<uint64_t>& hist256);
 
-}  // namespace tw::kernels
+}  // namespace tw::ops

@@ -11,7 +11,7 @@
 
 #include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
-#include "engine/pyramid/pyramid_job.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 #include "io/open_source.hpp"
 #include "io/synthetic/synthetic_source.hpp"
 #include "tests/support/memory_sink.hpp"

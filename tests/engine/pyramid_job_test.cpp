@@ -6,7 +6,7 @@
 
 #include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
-#include "engine/pyramid/pyramid_job.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 #include "tests/support/memory_sink.hpp"
 #include "tests/support/test_support.hpp"

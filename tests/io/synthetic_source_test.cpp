@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -436,6 +437,19 @@ TEST(SyntheticSource, WorstCases) {
   const SyntheticSource wide = make("2147483647x512");
   const Rect far(2147483647 - 300, 200, 300, 100);
   EXPECT_EQ(diff_images(wide.read(0, far).view(), read_tiled(wide, far, 67).view()), "");
+  // The most extreme aspect ratios (found by fuzz_specs: the count of tissue
+  // pieces went through int past its range, and on x86 came out negative: no
+  // pieces, and a tissue scale from the square root of a negative area). Eight
+  // pieces of 0.8 * w * h / 8 pixels each.
+  for (const char* spec : {"2147483647x1", "1x2147483647"}) {
+    const SyntheticSource thin = make(spec);
+    std::string scale;
+    for (const auto& p : thin.info().properties)
+      if (p.first == "synthetic.tissue-scale-px") scale = p.second;
+    EXPECT_EQ(scale, std::to_string(std::llround(std::sqrt(0.8 * 2147483647.0 / (8 * 3.141592653589793))))) << spec;
+    const Rect end = thin.level(0).width > 1 ? Rect(2147483647 - 300, 0, 300, 1) : Rect(0, 2147483647 - 300, 1, 300);
+    EXPECT_EQ(diff_images(thin.read(0, end).view(), read_tiled(thin, end, 67).view()), "") << spec;
+  }
   const SyntheticSource huge = make("1048576x1048576");
   const Rect mid(524288 - 150, 524288 - 100, 300, 200);
   const Image m = huge.read(0, mid);

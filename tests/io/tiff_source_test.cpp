@@ -3,6 +3,7 @@
 // halos in every border mode, pyramids, SVS-like files, and broken files.
 #include <gtest/gtest.h>
 #include <tiffio.h>
+#include <zlib.h>
 
 #include <fstream>
 
@@ -189,7 +190,7 @@ TEST(TiffSource, AperioLayout) {
   std::vector<std::string> names;
   for (const auto& a : src.info().associated) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"thumbnail", "label", "macro"}));
-  const RawTileFormat* raw = src.raw_format(0);
+  const RawTileFormat* raw = src.raw_tiles()->raw_format(0);
   ASSERT_NE(raw, nullptr);
   EXPECT_EQ(raw->codec, Codec::kJpeg);
   EXPECT_EQ(raw->photometric, 6);
@@ -207,11 +208,11 @@ TEST(TiffSource, RawTilesPassThrough) {
   const Image img = test::pattern_image(kRgb8, 200, 100, 8);
   test::write_tiff(path, img.view(), tiled(COMPRESSION_JPEG, 64));
   TiffSource src(path);
-  const RawTileFormat* raw = src.raw_format(0);
+  const RawTileFormat* raw = src.raw_tiles()->raw_format(0);
   ASSERT_NE(raw, nullptr);
   EXPECT_EQ(raw->tile_w, 64);
   EXPECT_FALSE(raw->jpeg_tables.empty());
-  const auto bytes = src.read_raw_tile(0, 3, 1);
+  const auto bytes = src.raw_tiles()->read_raw_tile(0, 3, 1);
   // The raw bytes are exactly libtiff's stored tile.
   TIFF* t = TIFFOpen(path.c_str(), "r");
   std::vector<uint8_t> ref(static_cast<size_t>(TIFFTileSize(t)) * 2);
@@ -220,7 +221,7 @@ TEST(TiffSource, RawTilesPassThrough) {
   ref.resize(static_cast<size_t>(n));
   EXPECT_EQ(bytes, ref);
   Image dec(kRgb8, Rect(192, 64, 8, 36));
-  src.decode_raw_tile(0, 3, 1, bytes, dec.view());
+  src.raw_tiles()->decode_raw_tile(0, 3, 1, bytes, dec.view());
   EXPECT_EQ(test::diff_images(dec.view(), src.read(0, Rect(192, 64, 8, 36)).view()), "");
 }
 
@@ -299,6 +300,114 @@ TEST(TiffSource, BadInput) {
   }
   EXPECT_THROW(TiffSource(tmp.file("float.tif")), UnsupportedFormat);
   expect_error(tmp.file("float.tif"), "floating-point");
+}
+
+// Two directories that both call themselves "label" (found by
+// fuzz_tiff_source): the second was listed but never readable, and a pyramid
+// got the first one twice. Names are unique; the second keeps its
+// directory's name.
+TEST(TiffSource, AssociatedNamesAreUnique) {
+  test::TempDir tmp;
+  const std::string path = tmp.file("two_labels.tif");
+  test::write_tiff(path, test::pattern_image(kRgb8, 128, 128, 1).view(), tiled(COMPRESSION_NONE, 64));
+  auto label = strips(COMPRESSION_LZW, 16);
+  label.description = "label";
+  test::append_tiff_directory(path, test::pattern_image(kRgb8, 60, 40, 2).view(), label, 1);
+  test::append_tiff_directory(path, test::pattern_image(kRgb8, 30, 20, 3).view(), label, 1);
+  TiffSource src(path);
+  ASSERT_EQ(src.info().associated.size(), 2u);
+  EXPECT_EQ(src.info().associated[0].name, "label");
+  EXPECT_EQ(src.info().associated[1].name, "image-2");
+  for (const auto& a : src.info().associated) {
+    const Image img = src.read_associated(a.name);
+    EXPECT_EQ(img.rect(), Rect(0, 0, a.width, a.height)) << a.name;
+  }
+}
+
+// A JPEG tile whose frame header claims 32767x32767 in a 64x64 tile (found
+// by fuzz_jpeg_decode; tests/fuzz/regressions/ keeps a genuine progressive
+// one, for which libjpeg took 3 GB and decoded the whole claimed image before
+// the first row). Now refused before libjpeg allocates anything for it.
+TEST(TiffSource, JpegTileLargerThanItsTile) {
+  test::TempDir tmp;
+  const std::string path = tmp.file("lying.tif");
+  test::write_tiff(path, test::pattern_image(kRgb8, 128, 128, 4).view(), tiled(COMPRESSION_JPEG, 64));
+  {
+    TIFF* t = TIFFOpen(path.c_str(), "r");
+    ASSERT_NE(t, nullptr);
+    uint64_t* offs = nullptr;
+    uint64_t* cnts = nullptr;
+    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
+    const uint64_t off = offs[0], n = cnts[0];
+    TIFFClose(t);
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    std::string tile(static_cast<size_t>(n), '\0');
+    f.seekg(static_cast<std::streamoff>(off));
+    f.read(tile.data(), static_cast<std::streamsize>(n));
+    const size_t sof = tile.find("\xff\xc0");
+    ASSERT_NE(sof, std::string::npos);
+    tile[sof + 1] = '\xc2';  // progressive: every scan is read before the first row
+    tile.replace(sof + 5, 4, "\x7f\xff\x7f\xff");  // height, width 32767
+    f.seekp(static_cast<std::streamoff>(off));
+    f.write(tile.data(), static_cast<std::streamsize>(n));
+  }
+  TiffSource src(path);
+  try {
+    (void)src.read(0, Rect(0, 0, 64, 64));
+    ADD_FAILURE() << "no error for a 32767x32767 stream in a 64x64 tile";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is 32767x32767, larger than its 64x64 tile"), std::string::npos) << e.what();
+  }
+  // The other tiles still read.
+  EXPECT_EQ(src.read(0, Rect(64, 64, 64, 64)).rect().w, 64);
+}
+
+// A deflate tile whose stream decodes to more than the tile (found by
+// fuzz_tiff_source): libtiff 4.5 reports success but stops before the match
+// that would overflow, leaving the tile's last bytes unwritten. They showed
+// whatever tile this thread decoded before (of any file); now zeros.
+TEST(TiffSource, OverlongDeflateTileReadsAloneOfWhatCameBefore) {
+  test::TempDir tmp;
+  const std::string path = tmp.file("overlong.tif");
+  auto zlib = [](const std::vector<uint8_t>& raw) {
+    std::vector<uint8_t> out(compressBound(raw.size()));
+    uLongf n = out.size();
+    EXPECT_EQ(compress2(out.data(), &n, raw.data(), raw.size(), 9), Z_OK);
+    out.resize(n);
+    return out;
+  };
+  {
+    TIFF* t = TIFFOpen(path.c_str(), "w");
+    ASSERT_NE(t, nullptr);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 48);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 16);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+    TIFFSetField(t, TIFFTAG_TILEWIDTH, 16);
+    TIFFSetField(t, TIFFTAG_TILELENGTH, 16);
+    // Tiles 0 and 2: flat 0xee and 0x11. Tile 1: 250 distinct bytes, then a
+    // run of 100 (a literal and a long match), 94 bytes more than the tile.
+    std::vector<uint8_t> over(250);
+    for (size_t i = 0; i < over.size(); ++i) over[i] = static_cast<uint8_t>(i);
+    over.insert(over.end(), 100, 7);
+    const std::vector<uint8_t> tiles[] = {zlib(std::vector<uint8_t>(256, 0xee)), zlib(over),
+                                          zlib(std::vector<uint8_t>(256, 0x11))};
+    for (uint32_t i = 0; i < 3; ++i)
+      ASSERT_GT(TIFFWriteRawTile(t, i, const_cast<uint8_t*>(tiles[i].data()), static_cast<tmsize_t>(tiles[i].size())), 0);
+    TIFFClose(t);
+  }
+  TiffSource src(path);
+  const Rect tile1(16, 0, 16, 16);
+  (void)src.read(0, Rect(0, 0, 16, 16));
+  const Image after0 = src.read(0, tile1);
+  (void)src.read(0, Rect(32, 0, 16, 16));
+  const Image after2 = src.read(0, tile1);
+  EXPECT_EQ(test::diff_images(after0.view(), after2.view()), "");
+  EXPECT_EQ(*after0.ptr<uint8_t>(31, 15), 0);
+  EXPECT_EQ(*after0.ptr<uint8_t>(17, 0), 1);  // the decoded part is there
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tiffio.h>
 
+#include "io/codec/jpeg_codec.hpp"
 #include "io/codec/tile_codec.hpp"
 #include "io/tiff/pyramid_writer.hpp"
 #include "tests/support/test_support.hpp"
@@ -99,6 +100,37 @@ TEST(TileCodec, JpegQualityTablesAndSubsampling) {
   EXPECT_EQ(bytes.find("\xff\xdb"), std::string::npos) << "DQT in a tile stream";
   const Image g = test::pattern_image(kGray8, 100, 70, 9);
   EXPECT_GT(test::psnr(round_trip(g, s, tmp.file("g.tif")).view(), g.view()), 32.0);
+}
+
+// A tile stream decoded without its tables fails, whatever the decoder read
+// before (found by fuzz_tiff_source: libjpeg kept the last stream's tables,
+// so such a tile decoded with another level's or file's tables, differently
+// on each thread).
+TEST(TileCodec, JpegTileWithoutTablesFailsAfterAnyOtherTile) {
+  const EncodeSettings s = settings(Codec::kJpeg, kRgb8);
+  const RawTileFormat f = tiff_format_for(s);
+  auto enc = make_encoder(s);
+  std::vector<uint8_t> out;
+  enc->encode(test::pattern_image(kRgb8, 64, 64, 2).view(), out);
+  JpegDecoder dec;
+  Image img(kRgb8, Rect(0, 0, 64, 64));
+  dec.decode(out.data(), out.size(), f.jpeg_tables, 6, 64, 64, img.view(), "tile with tables");
+  try {
+    dec.decode(out.data(), out.size(), {}, 6, 64, 64, img.view(), "tile without tables");
+    ADD_FAILURE() << "a tile without its tables decoded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("Quantization table 0x00 was not defined"), std::string::npos) << e.what();
+  }
+  // The entropy decoding for the GPU reports the stream's quantisation
+  // tables: none here, whatever the last stream had.
+  const JpegCoefLayout layout = jpeg_coef_spec_for(s)->layout;
+  std::vector<int16_t> coefs(layout.coefs_per_tile());
+  std::vector<uint16_t> quant(layout.quant_per_tile());
+  ASSERT_TRUE(dec.decode_coefficients(out.data(), out.size(), f.jpeg_tables, layout, coefs.data(), quant.data(),
+                                      "tile with tables"));
+  EXPECT_THROW(dec.decode_coefficients(out.data(), out.size(), {}, layout, coefs.data(), quant.data(),
+                                       "tile without tables"),
+               InputError);
 }
 
 TEST(TileCodec, BadInput) {

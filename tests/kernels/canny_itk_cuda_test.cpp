@@ -8,6 +8,7 @@
 
 #include "engine/memory_source.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny_itk.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/op_test.hpp"
@@ -47,9 +48,9 @@ TEST(CpuVsCuda, CannyItkOps) {
     const SourceP gray = std::make_shared<MemorySource>(test::pattern_image(kGray8, w, h, 21));
     for (double variance : {0.5, 1.96, 9.0, 200.0}) {
       SCOPED_TRACE("variance " + std::to_string(variance));
-      kernels::CannyItkParams p;
+      ops::CannyItkParams p;
       p.variance = variance, p.upper = 3, p.lower = 1;
-      const auto g = kernels::make_itk_gaussian(p);
+      const auto g = ops::make_itk_gaussian(p);
       const Image cpu_l = read_tiled(*ops::run_op(gray, g, kCpu, "gaussian"), 1 << 20);
       for (int64_t tile : {77, 1 << 20})
         EXPECT_EQ(diff_bits(read_tiled(*ops::run_op(gray, g, kGpu, "gaussian"), tile), cpu_l), "")
@@ -58,14 +59,14 @@ TEST(CpuVsCuda, CannyItkOps) {
       Image copy(cpu_l.fmt(), cpu_l.rect());
       copy_overlap(cpu_l.view(), copy.view());
       const SourceP l = std::make_shared<MemorySource>(std::move(copy));
-      const auto c = kernels::make_canny_itk_classes(p);
+      const auto c = ops::make_canny_itk_classes(p);
       const Image cpu_c = read_tiled(*ops::run_op(l, c, kCpu, "classes"), 1 << 20);
       if (w * h > 1000) {
         int64_t n[3] = {0, 0, 0};
         for (int64_t y = 0; y < h; ++y)
           for (int64_t x = 0; x < w; ++x) {
             const uint8_t v = cpu_c.ptr<uint8_t>(x, y)[0];
-            ++n[v == kernels::kCannyStrong ? 2 : v == kernels::kCannyWeak ? 1 : 0];
+            ++n[v == ops::kCannyStrong ? 2 : v == ops::kCannyWeak ? 1 : 0];
           }
         EXPECT_GT(n[1], 0) << "weak pixels";
         EXPECT_GT(n[2], 0) << "strong pixels";
@@ -85,19 +86,19 @@ TEST(CpuVsCuda, CannyItkWithHysteresis) {
   const SourceP gray = std::make_shared<MemorySource>(test::pattern_image(kGray8, 3001, 2047, 12));
   for (auto [upper, lower] : {std::pair<double, double>{7, 4}, {3, 1}}) {
     SCOPED_TRACE("upper " + std::to_string(upper) + " lower " + std::to_string(lower));
-    kernels::CannyItkParams p;
+    ops::CannyItkParams p;
     p.upper = upper, p.lower = lower;
     ReconstructJob job;
     job.memory = 256 << 20;
     job.scratch_near = tmp.file("c.tif");
-    const auto cpu = kernels::canny_itk(gray, p, job);
+    const auto cpu = ops::canny_itk(gray, p, job);
     const Image want = read_tiled(*cpu.edges, 1 << 20);
     int64_t edges = 0;
     for (int64_t y = 0; y < want.rect().h; ++y)
       for (int64_t x = 0; x < want.rect().w; ++x) edges += want.ptr<uint8_t>(x, y)[0] != 0;
     EXPECT_GT(edges, 5000) << "the image should have edges";
     job.backend = kGpu;
-    const auto gpu = kernels::canny_itk(gray, p, job);
+    const auto gpu = ops::canny_itk(gray, p, job);
     EXPECT_EQ(test::diff_images(read_tiled(*gpu.edges, 1 << 20).view(), want.view()), "");
   }
 }

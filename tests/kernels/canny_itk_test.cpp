@@ -5,6 +5,7 @@
 // sec. 4.3, after Boaventura & Gonzaga 2009), fractions of ITK's edge pixels:
 // detected = ours and ITK's, not detected = ITK's only, false alarms = ours
 // only; the thesis accepted its CUDA Canny at >= 99% / <= 1% / <= 1%.
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny_itk.hpp"
 
 #include <gtest/gtest.h>
@@ -85,7 +86,7 @@ class CannyItk : public ::testing::Test {
     Image edges, smoothed;
     std::vector<double> taps;
   };
-  ItkOut itk(const Image& gray, const kernels::CannyItkParams& p, bool smoothed = false,
+  ItkOut itk(const Image& gray, const ops::CannyItkParams& p, bool smoothed = false,
              bool taps = false) {
     test::save_npy(tmp.file("in.npy"), gray.view());
     std::vector<std::string> argv = {TW_ITK_CANNY, tmp.file("in.npy"), num(p.variance),
@@ -103,12 +104,12 @@ class CannyItk : public ::testing::Test {
     }
     return o;
   }
-  kernels::CannyResult ours(const SourceP& src, const kernels::CannyItkParams& p, int64_t tile) {
+  ops::CannyResult ours(const SourceP& src, const ops::CannyItkParams& p, int64_t tile) {
     ReconstructJob job;
     job.tile = tile;
     job.memory = 64 << 20;
     job.scratch_near = tmp.file("canny.tif");
-    return kernels::canny_itk(src, p, job);
+    return ops::canny_itk(src, p, job);
   }
   static std::string num(double v) {
     char b[64];
@@ -125,20 +126,20 @@ TEST_F(CannyItk, GaussianTapsAreItks) {
   tiny.fill_zero();
   for (double variance : {0.0, 0.25, 1.0, 1.96, 4.0, 9.0, 30.0, 200.0}) {
     SCOPED_TRACE("variance " + std::to_string(variance));
-    kernels::CannyItkParams p;
+    ops::CannyItkParams p;
     p.variance = variance;
     const std::vector<double> want = itk(tiny, p, false, true).taps;
     const std::vector<double> got =
-        kernels::itk_gaussian_kernel(p.variance, p.max_error, p.max_kernel_width);
+        ops::itk_gaussian_kernel(p.variance, p.max_error, p.max_kernel_width);
     ASSERT_EQ(got.size(), want.size()) << "kernel radius";
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "tap " << i;
-    const kernels::ItkGaussian g = kernels::make_itk_gaussian(p);
+    const ops::ItkGaussian g = ops::make_itk_gaussian(p);
     ASSERT_EQ(2 * g.r + 1, static_cast<int>(want.size()));
     for (size_t i = 0; i < want.size(); ++i)
       EXPECT_NEAR(g.t[i], want[i], 1e-7) << "float tap " << i;
   }
   // sigma 1.4: 2 * 4 + 1 taps (ITK's MaximumError 0.01).
-  EXPECT_EQ(kernels::make_itk_gaussian(kernels::CannyItkParams{}).r, 4);
+  EXPECT_EQ(ops::make_itk_gaussian(ops::CannyItkParams{}).r, 4);
 }
 
 TEST_F(CannyItk, SmoothedImageIsItksWithin1e5) {
@@ -147,10 +148,10 @@ TEST_F(CannyItk, SmoothedImageIsItksWithin1e5) {
     if (img.rect().w == 0) GTEST_SKIP() << "OpenCV or scikit-image missing";
     for (double variance : {1.96, 9.0}) {
       SCOPED_TRACE(std::string(name) + " variance " + std::to_string(variance));
-      kernels::CannyItkParams p;
+      ops::CannyItkParams p;
       p.variance = variance;
       const Image ref = itk(img, p, true).smoothed;
-      auto s = ops::run_op(source_of(img), kernels::make_itk_gaussian(p), kCpu, "itk gaussian");
+      auto s = ops::run_op(source_of(img), ops::make_itk_gaussian(p), kCpu, "itk gaussian");
       const Image whole = read_tiled(*s);
       EXPECT_EQ(test::diff_images(read_tiled(*s, 37).view(), whole.view()), "");
       double worst = 0;
@@ -173,7 +174,7 @@ TEST_F(CannyItk, EdgesAgreeWithItkOnRealImages) {
     SCOPED_TRACE(name);
     const Image img = image(name);
     if (img.rect().w == 0) GTEST_SKIP() << "OpenCV or scikit-image missing";
-    const kernels::CannyItkParams p;
+    const ops::CannyItkParams p;
     const Image ref = itk(img, p).edges;
     const SourceP src = source_of(img);
     Image first;
@@ -210,7 +211,7 @@ TEST_F(CannyItk, EdgesAgreeWithItkAtOtherParameters) {
   for (const Case& c : {Case{&cam, 1.0, 10, 5}, Case{&cam, 4.0, 5, 2}, Case{&cam, 9.0, 3, 1.5},
                         Case{&cam, 1.96, 3, 6}, Case{&cam, 0.0, 20, 10}, Case{&noise, 1.96, 7, 4},
                         Case{&noise, 0.5, 30, 15}}) {
-    kernels::CannyItkParams p;
+    ops::CannyItkParams p;
     p.variance = c.variance, p.upper = c.upper, p.lower = c.lower;
     const Agreement a =
         agreement(read_tiled(*ours(source_of(*c.img), p, 64).edges), itk(*c.img, p).edges);
@@ -229,7 +230,7 @@ TEST_F(CannyItk, EdgesAgreeWithItkAtOtherParameters) {
 // Flat, tiny, one-row and one-column images, and a pattern with odd sides:
 // ITK's borders (replicated Lvv, clipped neighbourhoods) reproduced.
 TEST_F(CannyItk, WorstCases) {
-  kernels::CannyItkParams p;
+  ops::CannyItkParams p;
   Image flat(kGray8, Rect(0, 0, 40, 30));
   for (int64_t y = 0; y < 30; ++y)
     for (int64_t x = 0; x < 40; ++x) flat.ptr<uint8_t>(x, y)[0] = 200;
@@ -255,15 +256,15 @@ TEST_F(CannyItk, WorstCases) {
 }
 
 TEST(CannyItkParams, BadInput) {
-  auto message = [](kernels::CannyItkParams p) -> std::string {
+  auto message = [](ops::CannyItkParams p) -> std::string {
     try {
-      kernels::make_itk_gaussian(p);
+      ops::make_itk_gaussian(p);
     } catch (const InputError& e) {
       return e.what();
     }
     return "";
   };
-  kernels::CannyItkParams p;
+  ops::CannyItkParams p;
   p.variance = -1;
   EXPECT_NE(message(p).find("variance"), std::string::npos);
   p = {};

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "engine/memory_source.hpp"
-#include "kernels/edt/edt_cuda.hpp"
+#include "jobs/edt/edt_cuda_job.hpp"
 #include "tests/support/edt_patterns.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/test_support.hpp"

@@ -11,7 +11,7 @@
 
 #include "engine/memory_source.hpp"
 #include "io/tiff/tiff_source.hpp"
-#include "kernels/edt/edt.hpp"
+#include "jobs/edt/edt_job.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {

@@ -6,6 +6,7 @@
 #include "engine/memory_source.hpp"
 #include "engine/ops/reduce.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 #include "kernels/hed/hed.hpp"
@@ -44,20 +45,20 @@ TEST(CpuVsCuda, FilterOps) {
   for (auto [w, h] : {std::pair<int64_t, int64_t>{1031, 777}, {2048, 1500}, {5, 3}}) {
     SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h));
     const SourceP gray = src(kGray8, w, h, 3), rgb = src(kRgb8, w, h, 4);
-    for (double sigma : {0.7, 1.4, 3.0, 20.0}) same_on_both(gray, kernels::make_gaussian<1>(sigma), "gaussian");
-    same_on_both(rgb, kernels::make_gaussian<3>(2.0), "gaussian rgb");
-    same_on_both(gray, kernels::Sobel{}, "sobel");
-    kernels::Sobel st;
+    for (double sigma : {0.7, 1.4, 3.0, 20.0}) same_on_both(gray, ops::make_gaussian<1>(sigma), "gaussian");
+    same_on_both(rgb, ops::make_gaussian<3>(2.0), "gaussian rgb");
+    same_on_both(gray, ops::Sobel{}, "sobel");
+    ops::Sobel st;
     st.threshold = 60;
     same_on_both(gray, st, "sobel threshold");
-    same_on_both(gray, kernels::make_canny_nms(20, 60), "canny nms");
-    same_on_both(rgb, kernels::Gray{}, "gray");
-    same_on_both(rgb, kernels::make_hed(), "hed");
-    same_on_both(rgb, kernels::Invert<3>{}, "invert");
-    kernels::Brightness<1> b;
+    same_on_both(gray, ops::make_canny_nms(20, 60), "canny nms");
+    same_on_both(rgb, ops::Gray{}, "gray");
+    same_on_both(rgb, ops::make_hed(), "hed");
+    same_on_both(rgb, ops::Invert<3>{}, "invert");
+    ops::Brightness<1> b;
     b.add = 33;
     same_on_both(gray, b, "brightness");
-    kernels::Contrast<3> c;
+    ops::Contrast<3> c;
     c.factor = 1.3f;
     same_on_both(rgb, c, "contrast");
   }
@@ -67,15 +68,15 @@ TEST(CpuVsCuda, Reductions) {
   TW_REQUIRE_GPU();
   for (auto [w, h] : {std::pair<int64_t, int64_t>{4097, 3001}, {17, 1}}) {
     const SourceP rgb = src(kRgb8, w, h, 9);
-    const auto a = ops::reduce(*rgb, kernels::Stats<3>{}, kCpu, "stats");
-    const auto g = ops::reduce(*rgb, kernels::Stats<3>{}, kGpu, "stats");
+    const auto a = ops::reduce(*rgb, ops::Stats<3>{}, kCpu, "stats");
+    const auto g = ops::reduce(*rgb, ops::Stats<3>{}, kGpu, "stats");
     for (int c = 0; c < 3; ++c) {
       EXPECT_EQ(a.sum[c], g.sum[c]);
       EXPECT_EQ(a.lo[c], g.lo[c]);
       EXPECT_EQ(a.hi[c], g.hi[c]);
     }
     for (int bins : {1, 7, 256}) {
-      kernels::ChannelHistogram<3> hst;
+      ops::ChannelHistogram<3> hst;
       hst.channel = 2, hst.n = bins;
       EXPECT_EQ(ops::histogram(*rgb, hst, kCpu, "h"), ops::histogram(*rgb, hst, kGpu, "h")) << bins;
     }
@@ -83,7 +84,7 @@ TEST(CpuVsCuda, Reductions) {
   // A flat image: every pixel in one bin (the privatised histograms' case).
   Image flat(kGray8, Rect(0, 0, 3000, 2000));
   flat.fill_zero();
-  const auto hist = ops::histogram(MemorySource(std::move(flat)), kernels::ChannelHistogram<1>{}, kGpu, "h");
+  const auto hist = ops::histogram(MemorySource(std::move(flat)), ops::ChannelHistogram<1>{}, kGpu, "h");
   EXPECT_EQ(hist[0], 6000000u);
 }
 
@@ -91,15 +92,15 @@ TEST(CpuVsCuda, CannyWithHysteresis) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
   const SourceP gray = src(kGray8, 3001, 2047, 12);
-  kernels::CannyParams p;
+  ops::CannyParams p;
   p.low = 15, p.high = 45;
   ReconstructJob job;
   job.memory = 256 << 20;
   job.scratch_near = tmp.file("c.tif");
-  const auto cpu = kernels::canny_classic(gray, p, job);
+  const auto cpu = ops::canny_classic(gray, p, job);
   const Image want = read_tiled(*cpu.edges, 1 << 20);
   job.backend = kGpu;
-  const auto gpu = kernels::canny_classic(gray, p, job);
+  const auto gpu = ops::canny_classic(gray, p, job);
   EXPECT_EQ(test::diff_images(read_tiled(*gpu.edges, 1 << 20).view(), want.view()), "");
 }
 

@@ -8,6 +8,7 @@
 #include "engine/memory_source.hpp"
 #include "engine/ops/reduce.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 #include "kernels/hed/hed.hpp"
@@ -70,7 +71,7 @@ std::pair<int64_t, int> count_off(const Image& a, const Image& b, int tol) {
 
 TEST_F(Filters, GrayIsOpenCvLuma) {
   const Image ihc = image("ihc");
-  auto g = ops::run_op(source_of(ihc), kernels::Gray{}, kCpu, "gray");
+  auto g = ops::run_op(source_of(ihc), ops::Gray{}, kCpu, "gray");
   EXPECT_EQ(test::diff_images(whole_and_tiled(*g).view(), oracle({"gray"}, ihc).view()), "");
 }
 
@@ -78,21 +79,21 @@ TEST_F(Filters, GaussianMatchesOpenCvWithinOneLevel) {
   const Image cam = image("camera");
   for (double sigma : {0.5, 1.4, 2.0, 4.5, 20.0}) {
     SCOPED_TRACE("sigma " + std::to_string(sigma));
-    auto g = ops::run_op(source_of(cam), kernels::make_gaussian<1>(sigma), kCpu, "gaussian");
+    auto g = ops::run_op(source_of(cam), ops::make_gaussian<1>(sigma), kCpu, "gaussian");
     const Image ours = whole_and_tiled(*g);
     const auto [off, worst] = count_off(ours, oracle({"gaussian", std::to_string(sigma)}, cam), 0);
     EXPECT_LE(worst, 1);
     EXPECT_LT(off, cam.rect().w * cam.rect().h / 100) << "pixels off by one";
   }
   const Image ihc = image("ihc");  // RGB, each channel alike
-  auto g = ops::run_op(source_of(ihc), kernels::make_gaussian<3>(2.0), kCpu, "gaussian");
+  auto g = ops::run_op(source_of(ihc), ops::make_gaussian<3>(2.0), kCpu, "gaussian");
   EXPECT_LE(count_off(whole_and_tiled(*g), oracle({"gaussian", "2.0"}, ihc), 0).second, 1);
 }
 
 TEST_F(Filters, SobelMatchesOpenCvWithinOneLevel) {
   for (const char* name : {"camera", "coins"}) {
     const Image img = image(name);
-    auto s = ops::run_op(source_of(img), kernels::Sobel{}, kCpu, "sobel");
+    auto s = ops::run_op(source_of(img), ops::Sobel{}, kCpu, "sobel");
     const auto [off, worst] = count_off(whole_and_tiled(*s), oracle({"sobel"}, img), 0);
     EXPECT_LE(worst, 1) << name;
     EXPECT_LT(off, img.rect().w * img.rect().h / 100) << name;
@@ -110,17 +111,17 @@ TEST_F(Filters, CannyClassicEqualsOpenCvOnOurSmoothing) {
     SCOPED_TRACE(c.image);
     Image img = image(c.image);
     SourceP src = source_of(img);
-    if (img.fmt().channels == 3) src = ops::run_op(src, kernels::Gray{}, kCpu, "gray");
-    const Image smoothed = read_tiled(*ops::run_op(src, kernels::make_gaussian<1>(c.sigma), kCpu, "smooth"));
+    if (img.fmt().channels == 3) src = ops::run_op(src, ops::Gray{}, kCpu, "gray");
+    const Image smoothed = read_tiled(*ops::run_op(src, ops::make_gaussian<1>(c.sigma), kCpu, "smooth"));
     const Image ref = oracle({"canny", std::to_string(c.low), std::to_string(c.high)}, smoothed);
     for (int64_t tile : {16, 64, 512}) {
       ReconstructJob job;
       job.tile = tile;
       job.memory = 64 << 20;
       job.scratch_near = tmp.file("canny.tif");
-      kernels::CannyParams p;
+      ops::CannyParams p;
       p.sigma = c.sigma, p.low = c.low, p.high = c.high;
-      const auto r = kernels::canny_classic(src, p, job);
+      const auto r = ops::canny_classic(src, p, job);
       EXPECT_EQ(test::diff_images(read_tiled(*r.edges, 45).view(), ref.view()), "") << "tile " << tile;
     }
   }
@@ -133,8 +134,8 @@ TEST_F(Filters, CannyClassicEqualsOpenCvOnOurSmoothing) {
 TEST(CannyNms, FunctorEqualsRowKernel) {
   for (const auto& [w, h] : {std::pair<int64_t, int64_t>{300, 211}, {37, 5}, {1, 40}}) {
     const SourceP smooth = ops::run_op(source_of(test::pattern_image(kGray8, w, h, 3)),
-                                       kernels::make_gaussian<1>(1.0), kCpu, "smooth");
-    const auto nms = kernels::make_canny_nms(8, 24);
+                                       ops::make_gaussian<1>(1.0), kCpu, "smooth");
+    const auto nms = ops::make_canny_nms(8, 24);
     const Image rows = read_tiled(*ops::run_op(smooth, nms, kCpu, "nms"), 64);
     const Rect all(0, 0, w, h);
     const Image in = smooth->read(0, all.grown(nms.radius()), nms.border());
@@ -147,8 +148,8 @@ TEST(CannyNms, FunctorEqualsRowKernel) {
     int64_t weak = 0, strong = 0;
     for (int64_t y = 0; y < h; ++y)
       for (int64_t x = 0; x < w; ++x) {
-        weak += rows.ptr<uint8_t>(x, y)[0] == kernels::kCannyWeak;
-        strong += rows.ptr<uint8_t>(x, y)[0] == kernels::kCannyStrong;
+        weak += rows.ptr<uint8_t>(x, y)[0] == ops::kCannyWeak;
+        strong += rows.ptr<uint8_t>(x, y)[0] == ops::kCannyStrong;
       }
     if (w > 100) {
       EXPECT_GT(weak, 0);
@@ -179,7 +180,7 @@ TEST_F(Filters, CannyHysteresisFollowsChainsAcrossTiles) {
     if (seg % 2 == 1) len -= 10;
   }
   SourceP src = source_of(img);
-  const Image smoothed = read_tiled(*ops::run_op(src, kernels::make_gaussian<1>(1.4), kCpu, "smooth"));
+  const Image smoothed = read_tiled(*ops::run_op(src, ops::make_gaussian<1>(1.4), kCpu, "smooth"));
   const Image ref = oracle({"canny", "20", "105"}, smoothed);
   int64_t ref_edges = 0;
   for (int64_t y = 0; y < n; ++y)
@@ -189,9 +190,9 @@ TEST_F(Filters, CannyHysteresisFollowsChainsAcrossTiles) {
   job.tile = 16;
   job.memory = 1 << 20;  // smaller than the image's stores: spills
   job.scratch_near = tmp.file("canny.tif");
-  kernels::CannyParams p;
+  ops::CannyParams p;
   p.low = 20, p.high = 105;
-  const auto r = kernels::canny_classic(src, p, job);
+  const auto r = ops::canny_classic(src, p, job);
   EXPECT_EQ(test::diff_images(read_tiled(*r.edges).view(), ref.view()), "");
   EXPECT_GT(r.hysteresis.wavefront.tile_visits, r.hysteresis.wavefront.tiles);
 }
@@ -199,11 +200,11 @@ TEST_F(Filters, CannyHysteresisFollowsChainsAcrossTiles) {
 TEST_F(Filters, PointOps) {
   const Image ihc = image("ihc");
   SourceP src = source_of(ihc);
-  const Image inv = whole_and_tiled(*ops::run_op(src, kernels::Invert<3>{}, kCpu, "invert"));
-  kernels::Brightness<3> br;
+  const Image inv = whole_and_tiled(*ops::run_op(src, ops::Invert<3>{}, kCpu, "invert"));
+  ops::Brightness<3> br;
   br.add = -70;
   const Image dark = whole_and_tiled(*ops::run_op(src, br, kCpu, "brightness"));
-  kernels::Contrast<3> co;
+  ops::Contrast<3> co;
   co.factor = 1.7f, co.center = 100.f;
   const Image con = whole_and_tiled(*ops::run_op(src, co, kCpu, "contrast"));
   for (int64_t y = 0; y < ihc.rect().h; ++y)
@@ -213,7 +214,7 @@ TEST_F(Filters, PointOps) {
       ASSERT_EQ(dark.row<uint8_t>(y)[i], std::max(0, v - 70));
       ASSERT_EQ(con.row<uint8_t>(y)[i], std::clamp<int>(int(std::floor((v - 100.f) * 1.7f + 100.f + 0.5f)), 0, 255));
     }
-  kernels::Threshold th;
+  ops::Threshold th;
   th.t = 128;
   const Image cam = image("camera");
   const Image bin = whole_and_tiled(*ops::run_op(source_of(cam), th, kCpu, "threshold"));
@@ -223,7 +224,7 @@ TEST_F(Filters, PointOps) {
 
 TEST_F(Filters, HedMatchesScikitImage) {
   const Image ihc = image("ihc");
-  const Image ours = whole_and_tiled(*ops::run_op(source_of(ihc), kernels::make_hed(), kCpu, "hed"));
+  const Image ours = whole_and_tiled(*ops::run_op(source_of(ihc), ops::make_hed(), kCpu, "hed"));
   const Image ref = oracle({"hed"}, ihc);
   ASSERT_EQ(ours.fmt(), ref.fmt());
   float worst = 0;
@@ -235,7 +236,7 @@ TEST_F(Filters, HedMatchesScikitImage) {
 
 TEST_F(Filters, StatsHistogramAndOtsu) {
   const Image ihc = image("ihc");
-  const auto st = ops::reduce(*source_of(ihc), kernels::Stats<3>{}, kCpu, "stats");
+  const auto st = ops::reduce(*source_of(ihc), ops::Stats<3>{}, kCpu, "stats");
   uint64_t sum[3] = {0, 0, 0};
   uint32_t lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
   std::vector<uint64_t> h16(16, 0);
@@ -251,12 +252,12 @@ TEST_F(Filters, StatsHistogramAndOtsu) {
     EXPECT_EQ(st.lo[c], lo[c]);
     EXPECT_EQ(st.hi[c], hi[c]);
   }
-  kernels::ChannelHistogram<3> h;
+  ops::ChannelHistogram<3> h;
   h.channel = 1, h.n = 16;
   EXPECT_EQ(ops::histogram(*source_of(ihc), h, kCpu, "hist"), h16);
   for (const char* name : {"camera", "coins"}) {
     const Image g = image(name);
-    const int t = kernels::otsu_threshold(ops::histogram(*source_of(g), kernels::ChannelHistogram<1>{}, kCpu, "h"));
+    const int t = ops::otsu_threshold(ops::histogram(*source_of(g), ops::ChannelHistogram<1>{}, kCpu, "h"));
     test::save_npy(tmp.file("g.npy"), g.view());
     ASSERT_EQ(test::run_python(test::oracle("filter_oracle.py"), {"otsu", tmp.file("g.npy"), tmp.file("t.txt")}).exit_code, 0);
     std::ifstream f(tmp.file("t.txt"));

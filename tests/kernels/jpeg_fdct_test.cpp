@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "io/codec/jpeg_codec.hpp"
-#include "kernels/jpeg_fdct/jpeg_fdct.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {

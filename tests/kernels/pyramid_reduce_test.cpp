@@ -5,7 +5,7 @@
 
 #include "engine/border.hpp"
 #include "engine/image_pool.hpp"
-#include "engine/pyramid/cascade.hpp"
+#include "jobs/pyramid/cascade.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 #include "tests/support/test_support.hpp"
 

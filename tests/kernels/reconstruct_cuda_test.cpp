@@ -7,7 +7,7 @@
 
 #include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
-#include "kernels/reconstruct/reconstruct_job.hpp"
+#include "jobs/reconstruct/reconstruct_job.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/maze.hpp"
 #include "tests/support/test_support.hpp"

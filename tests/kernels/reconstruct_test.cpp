@@ -9,7 +9,7 @@
 
 #include "engine/memory_source.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
-#include "kernels/reconstruct/reconstruct_job.hpp"
+#include "jobs/reconstruct/reconstruct_job.hpp"
 #include "tests/support/maze.hpp"
 #include "tests/support/test_support.hpp"
 

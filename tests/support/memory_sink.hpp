@@ -8,7 +8,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "engine/pyramid/pyramid_job.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 
 namespace tw::test {
 

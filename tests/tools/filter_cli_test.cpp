@@ -6,6 +6,7 @@
 #include "engine/memory_source.hpp"
 #include "engine/ops/run_op.hpp"
 #include "io/open_source.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/point/point_ops.hpp"
 #include "tests/support/test_support.hpp"
@@ -56,12 +57,12 @@ TEST_F(FilterCli, CannyFileEqualsTheLibraryResult) {
   ASSERT_EQ(cli({"filter", "canny", tmp.file("coins.tif"), tmp.file("c.tif"), "--low", "20", "--high", "60", "--tile", "48"})
                 .exit_code,
             0);
-  kernels::CannyParams p;
+  ops::CannyParams p;
   p.low = 20, p.high = 60;
   ReconstructJob job;
   job.scratch_near = tmp.file("x.tif");
   auto src = std::make_shared<MemorySource>(test::load_npy(tmp.file("coins.npy")));
-  const auto r = kernels::canny_classic(src, p, job);
+  const auto r = ops::canny_classic(src, p, job);
   const Image want = r.edges->read(0, r.edges->level(0).bounds());
   EXPECT_EQ(test::diff_images(level0("c.tif").view(), want.view()), "");
   EXPECT_EQ(test::read_tiff_tags(tmp.file("c.tif"), 1).width, (want.rect().w + 1) / 2) << "a pyramid";

@@ -4,6 +4,7 @@
 // the JSON it prints. Each case is a reproduction from the issue, built here.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <tiffio.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -202,7 +203,7 @@ TEST_F(Hardening, UnreadablePixelTypesAreRefusedByName) {
   lie.width = lie.height = 600;
   lie.tile_w = 2147483632u, lie.tile_h = 16;
   lie.bits = 16, lie.spp = 5, lie.photometric = 1, lie.compression = 8;
-  lie.chunks = {test::deflated_zeros(4096)};
+  lie.chunks.assign(38, test::deflated_zeros(4096));  // 1 x 38 tiles
   test::write_raw_tiff(tmp_.file("lie.tif"), {lie});
   expect_refused(test::run_cli({"pyramid", tmp_.file("lie.tif"), tmp_.file("o.tif")}), "5 samples per pixel", "lie");
   expect_refused(test::run_cli({"info", tmp_.file("lie.tif"), "--reader", "openslide"}), "not handed to OpenSlide",
@@ -321,6 +322,60 @@ TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
     std::printf("[ info     ] %s %s --memory 4M: peak RSS %.1f MiB, %.1f s\n", args[0].c_str(), args[1].c_str(),
                 r.peak_rss_bytes / 1048576.0, r.seconds);
   }
+}
+
+// Found by the mutation corpus (docs/HARDENING.md): a width made larger
+// without the offset arrays to match (libtiff pads them with zeros, which read
+// as blank tiles: 25 GB of them from a 2 KB file), and a 10^12-pixel image in
+// one sparse strip, whose pyramid's tile index alone outgrows the budget.
+TEST_F(Hardening, CorpusFindings) {
+  test::RawIfd wider;
+  wider.width = 16777216, wider.height = 128;
+  wider.tile_w = wider.tile_h = 64;
+  wider.chunks.assign(4, std::string(64 * 64 * 3, '\x20'));
+  test::write_raw_tiff(tmp_.file("wider.tif"), {wider});
+  expect_refused(test::run_cli({"pyramid", tmp_.file("wider.tif"), tmp_.file("o.tif")}), "TileOffsets do not match",
+                 "padded offsets");
+  test::RawIfd sparse;
+  sparse.width = sparse.height = 1000000;
+  sparse.tiled = false;
+  sparse.photometric = 1, sparse.spp = 1;
+  sparse.offsets = {0}, sparse.counts = {0};  // absent (GDAL's sparse convention)
+  test::write_raw_tiff(tmp_.file("sparse.tif"), {sparse});
+  const auto r = test::run_cli({"pyramid", tmp_.file("sparse.tif"), tmp_.file("o.tif"), "--memory", "256M"});
+  expect_refused(r, "tile index", "10^12 sparse pixels");
+  EXPECT_LT(r.peak_rss_bytes, size_t{256} << 20);
+  EXPECT_EQ(tmp_.list().size(), 3u);
+}
+
+// Warnings (an associated image left out) are said after a successful run;
+// a failed run's stderr is its one error line, whatever was warned before.
+TEST_F(Hardening, WarningsNeverPrecedeTheErrorLine) {
+  const Image img = test::pattern_image(kRgb8, 512, 256, 1);
+  test::TiffSpec spec;
+  spec.compression = 7;  // JPEG
+  test::write_tiff(tmp_.file("s.tif"), img.view(), spec);
+  test::TiffSpec label;
+  label.tiled = false;
+  label.rows_per_strip = 16;
+  label.description = "label";
+  const Image deep = test::pattern_image(PixelFormat{SampleType::kU16, 1}, 64, 32, 2);
+  test::append_tiff_directory(tmp_.file("s.tif"), deep.view(), label, 1);
+  const auto ok = test::run_cli({"pyramid", tmp_.file("s.tif"), tmp_.file("o.tif")});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("tilewave: warning: associated image 'label' left out"), std::string::npos) << ok.err;
+  // The same file with a tile damaged: the label is still warned about, the
+  // run fails, and only the error is said.
+  std::string bytes = slurp(tmp_.file("s.tif"));
+  TIFF* t = TIFFOpen(tmp_.file("s.tif").c_str(), "r");
+  uint64_t* offs = nullptr;
+  TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+  const uint64_t at = offs[1] + 40;
+  TIFFClose(t);
+  bytes.replace(at, 4, "\xff\xd9\xff\xd9");
+  std::ofstream(tmp_.file("bad.tif"), std::ios::binary) << bytes;
+  const auto bad = test::run_cli({"pyramid", tmp_.file("bad.tif"), tmp_.file("o2.tif"), "--recompress"});
+  expect_refused(bad, "corrupt JPEG", "damaged tile after a warning");
 }
 
 // 8. JSON output parses, whatever the path holds.

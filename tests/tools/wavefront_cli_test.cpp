@@ -148,7 +148,8 @@ TEST(WavefrontBadInput, OneLineNothingLeft) {
       {{"reconstruct", tmp.file("small.tif"), tmp.file("b.tif"), "OUT"}, "marker is 20x20", 1},
       {{"reconstruct", tmp.file("rgb.tif"), tmp.file("b.tif"), "OUT"}, "single-channel", 1},
       {{"reconstruct", tmp.file("a.tif"), tmp.file("b.tif"), "OUT", "--connectivity", "6"}, "4 or 8", 2},
-      {{"reconstruct", tmp.file("a.tif"), tmp.file("b.tif"), "OUT", "--method", "opening"}, "method", 1},
+      // A bad option value is a usage mistake (2), like every other one.
+      {{"reconstruct", tmp.file("a.tif"), tmp.file("b.tif"), "OUT", "--method", "opening"}, "method", 2},
       {{"hdome", tmp.file("b.tif"), "OUT"}, "--h", 2},
       {{"hdome", tmp.file("b.tif"), "OUT", "--h", "999"}, "--h", 2},
       {{"fill-holes", tmp.file("missing.tif"), "OUT"}, "No such file", 1},

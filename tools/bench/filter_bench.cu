@@ -52,7 +52,7 @@ std::vector<uint8_t> content(int64_t n) {
 
 void run_size(int64_t n) {
   const int R = 6;  // sigma 2
-  const auto g = kernels::make_gaussian<1>(2.0);
+  const auto g = ops::make_gaussian<1>(2.0);
   Taps taps{};
   for (int k = 0; k <= 2 * R; ++k) taps.t[k] = g.t[k];
   const std::vector<uint8_t> host = content(n);
@@ -81,9 +81,9 @@ void run_size(int64_t n) {
   TW_CUDA_CHECK(cudaMemcpy(d_src, host.data(), np, cudaMemcpyHostToDevice));
   const int w = static_cast<int>(n);
   auto gauss = [&] {
-    separable_rows<kernels::Gaussian<1>><<<dim3(blocks(w, 128), static_cast<unsigned>(hn)), 128>>>(taps, R, d_halo, d_mid, w,
+    separable_rows<ops::Gaussian<1>><<<dim3(blocks(w, 128), static_cast<unsigned>(hn)), 128>>>(taps, R, d_halo, d_mid, w,
                                                                                                static_cast<int>(hn));
-    separable_cols<kernels::Gaussian<1>><<<dim3(blocks(w, 128), w), 128>>>(g, taps, R, d_mid, d_dst, w, w);
+    separable_cols<ops::Gaussian<1>><<<dim3(blocks(w, 128), w), 128>>>(g, taps, R, d_mid, d_dst, w, w);
   };
   const double ours = median_ms(gauss);
   const double ours_copies = median_ms([&] {
@@ -112,7 +112,7 @@ void run_size(int64_t n) {
 #endif
 
   // Canny on the smoothed image: NMS (radius 2, replicate) then hysteresis.
-  const auto nms = kernels::make_canny_nms(20, 60);
+  const auto nms = ops::make_canny_nms(20, 60);
   const int64_t hn2 = n + 4;
   uint8_t* d_halo2;
   TW_CUDA_CHECK(cudaMalloc(&d_halo2, hn2 * hn2));
@@ -140,7 +140,7 @@ void run_size(int64_t n) {
     cudaMemcpyAsync(p_cls, d_nms, np, cudaMemcpyDeviceToHost, 0);
   });
   const double t_nms_functor = median_ms([&] {
-    neighborhood_kernel<kernels::CannyNms><<<dim3(blocks(w, 32), blocks(w, 8)), dim3(32, 8)>>>(nms, d_halo2, d_nms, w, w,
+    neighborhood_kernel<ops::CannyNms><<<dim3(blocks(w, 32), blocks(w, 8)), dim3(32, 8)>>>(nms, d_halo2, d_nms, w, w,
                                                                                           2, 0, 0, n, n);
   });
   // Hysteresis: one GPU tile of the reconstruction (marker: strong pixels,
@@ -156,7 +156,7 @@ void run_size(int64_t n) {
       for (int64_t x = -1; x <= n; ++x) {
         const bool in = x >= 0 && y >= 0 && x < n && y < n;
         const uint8_t c = in ? classes[static_cast<size_t>(y * n + x)] : 0;
-        j.ptr<uint8_t>(x, y)[0] = c == kernels::kCannyStrong ? 255 : 0;
+        j.ptr<uint8_t>(x, y)[0] = c == ops::kCannyStrong ? 255 : 0;
         if (in) i.ptr<uint8_t>(x, y)[0] = c ? 255 : 0;
       }
   };

@@ -20,6 +20,7 @@
 
 #include "engine/memory_source.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny.hpp"
 #include "kernels/gaussian/gaussian.hpp"
 #include "kernels/sobel/sobel.hpp"
@@ -63,27 +64,27 @@ int main(int argc, char** argv) {
   for (int r = -1; r < runs; ++r) {  // run -1 warms up (threads, first-touch pages)
     const auto t0 = std::chrono::steady_clock::now();
     if (op.rfind("gaussian:", 0) == 0) {
-      consume(*ops::run_op(src, kernels::make_gaussian<1>(std::atof(op.c_str() + 9)), cpu, "gaussian"), out);
+      consume(*ops::run_op(src, ops::make_gaussian<1>(std::atof(op.c_str() + 9)), cpu, "gaussian"), out);
     } else if (op == "sobel") {
-      consume(*ops::run_op(src, kernels::Sobel{}, cpu, "sobel"), out);
+      consume(*ops::run_op(src, ops::Sobel{}, cpu, "sobel"), out);
     } else if (op.rfind("nms:", 0) == 0) {  // Canny without hysteresis, to see where time goes
       double sigma = 0, lo = 0, hi = 0;
       std::sscanf(op.c_str() + 4, "%lf:%lf:%lf", &sigma, &lo, &hi);
-      auto smooth = ops::run_op(src, kernels::make_gaussian<1>(sigma), cpu, "smooth");
-      consume(*ops::run_op(smooth, kernels::make_canny_nms(lo, hi), cpu, "nms"), out);
+      auto smooth = ops::run_op(src, ops::make_gaussian<1>(sigma), cpu, "smooth");
+      consume(*ops::run_op(smooth, ops::make_canny_nms(lo, hi), cpu, "nms"), out);
     } else if (op.rfind("canny:", 0) == 0 || op.rfind("cuda-canny:", 0) == 0) {
       // cuda-canny: the same pipeline on CUDA device 0 (the seed thesis's
       // workload: one image after another in one process).
       const bool gpu = op[0] == 'c' && op[1] == 'u';
       double sigma = 0, lo = 0, hi = 0;
       std::sscanf(op.c_str() + (gpu ? 11 : 6), "%lf:%lf:%lf", &sigma, &lo, &hi);
-      kernels::CannyParams p;
+      ops::CannyParams p;
       p.sigma = sigma, p.low = lo, p.high = hi;
       ReconstructJob job;
       job.memory = size_t{4} << 30;
       job.scratch_near = "/tmp/filter_cpu_bench.tif";
       if (gpu) job.backend = Backend::cuda(0);
-      consume(*kernels::canny_classic(src, p, job).edges, out);
+      consume(*ops::canny_classic(src, p, job).edges, out);
     } else {
       std::fprintf(stderr, "unknown op %s\n", op.c_str());
       return 2;

@@ -9,13 +9,14 @@
 
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
+#include "engine/op_params.hpp"
 
 namespace tw::cli {
 
 // A mistake in the command line itself: exit status 2.
-class UsageError : public InputError {
+class UsageError : public ParamError {
  public:
-  using InputError::InputError;
+  using ParamError::ParamError;
 };
 
 struct OptionSpec {

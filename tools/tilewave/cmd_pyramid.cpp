@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "engine/memory.hpp"
-#include "engine/pyramid/pyramid_job.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 #include "io/open_source.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"

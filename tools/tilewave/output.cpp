@@ -14,68 +14,10 @@
 #include "engine/memory.hpp"
 #include "engine/output_file.hpp"
 #include "engine/trace.hpp"
-#include "io/tiff/tiff_pyramid_sink.hpp"
+#include "jobs/write_result.hpp"
 
 namespace tw::cli {
 namespace {
-
-// Level 0's tiles are copied as stored when they are what we would write:
-// same codec and tile size (JPEG quality is the input's; the subsampling
-// only matters if the user asked for one).
-bool can_pass_through(const RawTileFormat* raw, const EncodeSettings& enc, bool subsampling_given) {
-  if (!raw || raw->codec != enc.codec || raw->tile_w != enc.tile_w || raw->tile_h != enc.tile_h) return false;
-  if (raw->bits_per_sample != static_cast<int>(sample_bytes(enc.fmt.type) * 8) ||
-      raw->samples_per_pixel != enc.fmt.channels)
-    return false;
-  if (enc.codec == Codec::kJpeg && subsampling_given && enc.fmt.channels == 3) {
-    const uint16_t want = enc.subsampling == ChromaSubsampling::k420 ? 2 : 1;
-    if (raw->photometric != 6 || raw->subsampling_h != want || raw->subsampling_v != want) return false;
-  }
-  return true;
-}
-
-// Copies the source's associated images into the sink on its own thread.
-class AssociatedCopier {
- public:
-  AssociatedCopier(const TileSource& src, TiffPyramidSink& sink, bool enabled, size_t memory) {
-    if (!enabled || src.info().associated.empty()) return;
-    thread_ = std::thread([this, &src, &sink, memory] {
-      try {
-        for (const auto& assoc : src.info().associated) {
-          // A broken or huge label must not cost the whole pyramid. Reading
-          // one takes its RGBA decode and the RGB copy: 7 bytes a pixel.
-          const double bytes = 7.0 * static_cast<double>(assoc.width) * static_cast<double>(assoc.height);
-          if (bytes > static_cast<double>(memory / 4)) {
-            std::fprintf(stderr, "tilewave: warning: associated image '%s' left out: %lldx%lld is too large for "
-                                 "--memory %s\n", assoc.name.c_str(), static_cast<long long>(assoc.width),
-                         static_cast<long long>(assoc.height), format_bytes(memory).c_str());
-            continue;
-          }
-          try {
-            sink.add_associated(assoc.name, src.read_associated(assoc.name));
-          } catch (const InputError& e) {
-            std::fprintf(stderr, "tilewave: warning: associated image '%s' left out: %s\n", assoc.name.c_str(),
-                         e.what());
-          }
-        }
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-    });
-  }
-  ~AssociatedCopier() {
-    if (thread_.joinable()) thread_.join();
-  }
-  // Waits for the copy; rethrows what went wrong beyond a bad image.
-  void join() {
-    if (thread_.joinable()) thread_.join();
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  std::thread thread_;
-  std::exception_ptr error_;
-};
 
 }  // namespace
 
@@ -102,66 +44,45 @@ void check_paths(const std::string& output, const CommonOptions& common, const s
 }
 
 OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common) {
-  const TileSource& src = *req.src;
-  const SourceInfo& info = src.info();
-  EncodeSettings enc;
-  enc.fmt = info.fmt;
-  const bool jpeg_ok = info.fmt.type == SampleType::kU8 && (info.fmt.channels == 1 || info.fmt.channels == 3);
-  enc.codec = a.has("compression") ? parse_codec(a.str("compression"))
-                                   : (jpeg_ok && !req.lossless_default ? Codec::kJpeg : Codec::kDeflate);
-  enc.quality = static_cast<int>(a.integer("quality", 90, 1, 100));
-  enc.subsampling = parse_subsampling(a.str("subsampling", "420"));
-  enc.level = static_cast<int>(a.integer("level", -1, 1, 22));
-  enc.predictor = !a.has("no-predictor");
-  enc.tile_w = enc.tile_h = common.tile;
-  enc.validate();
-
-  PyramidJobOptions job;
-  job.tile = common.tile;
-  job.min_size = a.integer("min-size", 256, 1, int64_t{1} << 31);
-  job.memory = common.memory;
-  job.scratch_near = req.output;
-  job.backend = common.backend;
-  job.gpu_memory = common.gpu_memory;
+  OutputSpec out;
+  out.path = req.output;
+  out.description = req.description;
+  if (a.has("compression")) out.codec = parse_codec(a.str("compression"));
+  out.lossless = req.lossless_default;
+  out.quality = static_cast<int>(a.integer("quality", 90, 1, 100));
+  out.subsampling = parse_subsampling(a.str("subsampling", "420"));
+  out.subsampling_given = a.has("subsampling");
+  out.level = static_cast<int>(a.integer("level", -1, 1, 22));
+  out.predictor = !a.has("no-predictor");
+  out.min_size = a.integer("min-size", 256, 1, int64_t{1} << 31);
   const std::string gpu_jpeg = a.str("gpu-jpeg", "auto");
-  if (gpu_jpeg == "auto") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kAuto;
-  else if (gpu_jpeg == "on") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOn;
-  else if (gpu_jpeg == "off") job.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOff;
+  if (gpu_jpeg == "auto") out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kAuto;
+  else if (gpu_jpeg == "on") out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOn;
+  else if (gpu_jpeg == "off") out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOff;
   else throw UsageError("--gpu-jpeg must be auto, on or off, not '" + gpu_jpeg + "'");
+  out.allow_passthrough = req.allow_passthrough && !a.has("recompress");
+  out.copy_associated = req.copy_associated;
   // Test hook (tests/engine/pyramid_cuda_test.cpp): the GPU joins the pass at
   // this level-0 row, with its JPEG decoder, whatever the timing.
-  if (const char* row = std::getenv("TW_TEST_GPU_JOIN_ROW")) job.gpu_join_row = std::atoll(row);
-
-  const auto sizes = plan_pyramid_levels(src, job.min_size);
-  const RawTileFormat* raw = src.raw_format(0);
+  if (const char* row = std::getenv("TW_TEST_GPU_JOIN_ROW")) out.gpu_join_row = std::atoll(row);
+  ExecContext ctx = context_of(common);
+  const WriteResult w = write_pyramid(*req.src, out, ctx);
   OutputResult r;
-  r.passthrough = req.allow_passthrough && !a.has("recompress") && can_pass_through(raw, enc, a.has("subsampling"));
-  job.passthrough = r.passthrough;
-  const RawTileFormat ours = tiff_format_for(enc);
-  std::vector<PyramidLevelSpec> specs;
-  for (size_t l = 0; l < sizes.size(); ++l)
-    specs.push_back({sizes[l].first, sizes[l].second, l == 0 && r.passthrough ? *raw : ours});
-  PyramidWriterOptions wopt;
-  wopt.mpp_x = info.mpp_x;
-  wopt.mpp_y = info.mpp_y;
-  wopt.description = req.description;
-  wopt.software = "Tilewave 0.1.0";
-  TiffPyramidSink sink(req.output, enc, specs, wopt);
-
-  {
-    // Labels and macros are read and compressed beside the pass rather than
-    // after it: LZW runs on one thread (~0.1 s for a scanner's macro).
-    AssociatedCopier assoc(src, sink, req.copy_associated, common.memory);
-    r.stats = run_pyramid(src, sink, job);
-    TraceSpan span("associated-join", 0);
-    assoc.join();
-  }
-  TraceSpan span("finish", 0);
-  const auto t_finish = std::chrono::steady_clock::now();
-  sink.finish();
-  r.finish_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_finish).count();
-  r.bytes = sink.bytes_written();
+  r.stats = w.stats;
+  r.bytes = w.bytes;
+  r.finish_seconds = w.finish_seconds;
+  r.passthrough = w.passthrough;
   return r;
+}
+
+ExecContext context_of(const CommonOptions& c) {
+  ExecContext ctx;
+  ctx.backend = c.backend;
+  ctx.threads = c.threads;
+  ctx.memory = c.memory;
+  ctx.gpu_memory = c.gpu_memory;
+  ctx.tile = c.tile;
+  return ctx;
 }
 
 void print_written(const OutputRequest& req, const OutputResult& r, const std::string& what) {

@@ -8,7 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/pyramid/pyramid_job.hpp"
+#include "engine/exec_context.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 #include "tools/tilewave/args.hpp"
 
 namespace tw::cli {
@@ -36,6 +37,9 @@ struct OutputResult {
 // something other than a regular file, or one of `inputs` (and a report
 // that is the output itself).
 void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs);
+
+// The run's context (backend, threads, budgets, tile) from the options.
+ExecContext context_of(const CommonOptions& c);
 
 OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common);
 

@@ -1,0 +1,43 @@
+#pragma once
+// Everything a job needs to know about where and how it runs, in one place,
+// passed to every job: the backend, threads, the memory budgets, the tile
+// size, where scratch files go, and where warnings, progress and report
+// figures go. Jobs take their shares of the budget from it (take_memory), so
+// the arithmetic of who gets what is in one place, not in every front end.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/backend.hpp"
+
+namespace tw {
+
+struct ExecContext {
+  Backend backend;                   // cpu, or cuda:N (possibly still starting: Backend::pending)
+  int threads = 0;                   // 0: all cores (the caller limits TBB's arena)
+  size_t memory = size_t{1} << 30;   // host budget for pixel data (docs/LIMITS.md)
+  size_t gpu_memory = 0;             // device budget; 0: half the device's free memory
+  int64_t tile = 256;                // tile size of outputs and working stores
+  std::string scratch_near;          // scratch files go in this path's folder; empty: $TMPDIR
+  // Figures for --report: jobs add their own keys.
+  nlohmann::json report = nlohmann::json::object();
+  // A label and a fraction done, for a progress display (may be empty).
+  std::function<void(const std::string& what, double fraction)> progress;
+
+  // Takes `bytes` off the budget for a part of the job that holds them to
+  // its end (a reader's decode buffers, a cache); returns what it took.
+  size_t take_memory(size_t bytes) {
+    const size_t t = bytes < memory ? bytes : memory;
+    memory -= t;
+    return t;
+  }
+  // Thread count the job runs on (threads, or the machine's cores).
+  int thread_count() const;
+  // The scratch folder's anchor path (scratch_near, or $TMPDIR/tilewave).
+  std::string scratch_path() const;
+};
+
+}  // namespace tw

@@ -1,0 +1,71 @@
+#include "jobs/edt/edt_support.hpp"
+
+namespace tw {
+
+int64_t foreground_row(const Image& band, double thr, uint8_t* fg, int64_t row) {
+  const int64_t w = band.rect().w;
+  const PixelFormat f = band.fmt();
+  const uint8_t* p = band.row_bytes(band.rect().y + row);
+  int64_t n = 0;
+  if (f == kGray8) {
+    for (int64_t x = 0; x < w; ++x) n += fg[x] = p[x] > thr;
+    return n;
+  }
+  for (int64_t x = 0; x < w; ++x) {
+    auto sample = [&](int c) -> double {
+      switch (f.type) {
+        case SampleType::kU8: return p[x * f.channels + c];
+        case SampleType::kU16: return reinterpret_cast<const uint16_t*>(p)[x * f.channels + c];
+        case SampleType::kI32: return reinterpret_cast<const int32_t*>(p)[x * f.channels + c];
+        case SampleType::kF32: return reinterpret_cast<const float*>(p)[x * f.channels + c];
+      }
+      return 0;
+    };
+    const double v = f.channels >= 3 ? 0.299 * sample(0) + 0.587 * sample(1) + 0.114 * sample(2) : sample(0);
+    n += fg[x] = v > thr;
+  }
+  return n;
+}
+
+Spillable::Spillable(PixelFormat fmt, int64_t w, int64_t h, bool in_memory, const std::string& near) {
+  if (in_memory) mem_ = std::make_shared<MemorySource>(Image(fmt, Rect(0, 0, w, h)));
+  else file_ = std::make_shared<RawRasterFile>(near, fmt, w, h);
+}
+
+void Spillable::write(const ImageView& v) {
+  if (file_) file_->write(v);
+  else copy_overlap(v, mem_->image().view());
+}
+
+Image Spillable::read(const Rect& r) const { return file_ ? file_->read(0, r) : mem_->read(0, r); }
+
+namespace {
+ImageView reuse(Image& tmp, PixelFormat fmt, const Rect& r) {
+  if (tmp.fmt() != fmt || tmp.rect().w != r.w || tmp.rect().h != r.h) tmp = Image(fmt, r);
+  tmp.set_origin(r.x, r.y);
+  return tmp.view();
+}
+}  // namespace
+
+ImageView Spillable::window(const Rect& r, Image& tmp) {
+  if (mem_) return mem_->image().view().sub(r);
+  return reuse(tmp, file_->info().fmt, r);
+}
+
+void Spillable::commit(const ImageView& v) {
+  if (file_) file_->write(v);
+}
+
+ImageView Spillable::peek(const Rect& r, Image& tmp) const {
+  if (mem_) return mem_->image().view().sub(r);
+  const ImageView v = reuse(tmp, file_->info().fmt, r);
+  file_->read(0, v);
+  return v;
+}
+
+std::shared_ptr<const TileSource> Spillable::source() const {
+  if (file_) return file_;
+  return mem_;
+}
+
+}  // namespace tw

@@ -1,0 +1,737 @@
+// The pyramid cascade in device memory. Each band of level 0 reaches the
+// device on one of two streams (alternating): uploaded from the host, or
+// decoded there by nvJPEG. Every lower level computes its rows on the device
+// as soon as their inputs exist, and only finished bands (whole rows of
+// output tiles) come back, asynchronously, into pinned host buffers.
+//
+// Ordering: a band's kernels wait for the previous band's kernels (the carry
+// rows of each level pass from one to the next), so kernels run one band after
+// another while the other stream uploads the next band and downloads the last
+// one's results. A device band buffer is rewritten only after its download
+// (two bands of that level later, double-buffered) has finished.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "engine/cuda/resources.hpp"
+#include "jobs/pyramid/level_producer.hpp"
+#include "engine/memory.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
+#include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
+#include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
+#ifdef TW_HAVE_NVJPEG
+#include "engine/cuda/nvjpeg_decoder.hpp"
+#endif
+
+namespace tw {
+namespace {
+
+constexpr int64_t kCarryRows = 4;
+
+size_t pitch_of(PixelFormat fmt, int64_t cols) {
+  return ((static_cast<size_t>(cols) * fmt.bytes_per_pixel()) + 255) & ~size_t{255};
+}
+
+int64_t floor_div2(int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
+
+enum class Stage { kUpload, kKernel, kDownload, kDecode };
+
+struct TimedSpan {
+  std::shared_ptr<cuda::Event> start, end;
+  Stage stage;
+};
+
+// Device times from pairs of events, summed once they have completed.
+class SpanLog {
+ public:
+  std::shared_ptr<cuda::Event> record(cudaStream_t s) {
+    auto e = std::make_shared<cuda::Event>(true);
+    e->record(s);
+    return e;
+  }
+  void add(std::shared_ptr<cuda::Event> a, std::shared_ptr<cuda::Event> b, Stage stage) {
+    std::lock_guard<std::mutex> l(mu_);
+    spans_.push_back({std::move(a), std::move(b), stage});
+  }
+  void sum_into(DeviceTimes& t) const {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const TimedSpan& sp : spans_) {
+      sp.end->sync();
+      const double sec = sp.end->ms_since(*sp.start) * 1e-3;
+      (sp.stage == Stage::kUpload   ? t.upload
+       : sp.stage == Stage::kKernel ? t.kernel
+       : sp.stage == Stage::kDecode ? t.decode
+                                    : t.download) += sec;
+    }
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<TimedSpan> spans_;
+};
+
+// Buffers for bands decoded the split way (engine/jpeg_coefs.hpp): per
+// slot, the pinned coefficients the CPU fills, their device copy, the
+// component planes, and the decoded band the cascade reads. A slot is busy
+// from acquire until the cascade has read its band (free_after).
+class CoefSlots {
+ public:
+  struct Slot {
+    std::unique_ptr<Image> host;  // pinned bytes: coefficients, then quantisation tables
+    cuda::DeviceBuffer<uint8_t> coefs, planes, pixels;
+    cuda::Stream stream;
+    std::shared_ptr<cuda::Event> free_after;
+    bool busy = false;
+  };
+
+  CoefSlots(const JpegCoefLayout& layout, int tiles, size_t pixels_bytes, int n) : layout_(layout), tiles_(tiles) {
+    coef_bytes_ = static_cast<size_t>(tiles) * layout.coefs_per_tile() * sizeof(int16_t);
+    const size_t quant_bytes = static_cast<size_t>(tiles) * layout.quant_per_tile() * sizeof(uint16_t);
+    slots_.resize(static_cast<size_t>(n));
+    for (Slot& s : slots_) {
+      // One row of bytes: Image only for its allocator (pinned, 2 MB pages).
+      s.host = std::make_unique<Image>(PixelFormat{SampleType::kU8, 1},
+                                       Rect(0, 0, static_cast<int64_t>(coef_bytes_ + quant_bytes), 1),
+                                       &cuda::pinned_allocator());
+      s.coefs = cuda::DeviceBuffer<uint8_t>(coef_bytes_ + quant_bytes);
+      s.planes = cuda::DeviceBuffer<uint8_t>(static_cast<size_t>(tiles) * jpeg_idct_plane_bytes(layout));
+      s.pixels = cuda::DeviceBuffer<uint8_t>(pixels_bytes);
+    }
+  }
+
+  static size_t device_bytes(const JpegCoefLayout& layout, int tiles, size_t pixels_bytes, int n) {
+    const size_t per = static_cast<size_t>(tiles) * (layout.coefs_per_tile() * sizeof(int16_t) +
+                                                     layout.quant_per_tile() * sizeof(uint16_t) +
+                                                     jpeg_idct_plane_bytes(layout)) +
+                       pixels_bytes;
+    return per * static_cast<size_t>(n);
+  }
+
+  const JpegCoefLayout& layout() const { return layout_; }
+  int tiles() const { return tiles_; }
+  size_t coef_bytes() const { return coef_bytes_; }
+  Slot& slot(int i) { return slots_[static_cast<size_t>(i)]; }
+
+  // A free slot whose host buffer the GPU no longer reads; -1 if none.
+  int acquire() {
+    std::shared_ptr<cuda::Event> wait;
+    int got = -1;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (size_t i = 0; i < slots_.size() && got < 0; ++i)
+        if (!slots_[i].busy) {
+          slots_[i].busy = true;
+          got = static_cast<int>(i);
+          wait = slots_[i].free_after;
+        }
+    }
+    if (wait) wait->sync();
+    return got;
+  }
+  // Waits for every slot's copies and kernels (before freeing anything).
+  void sync() {
+    for (Slot& s : slots_) cudaStreamSynchronize(s.stream.get());
+  }
+  void release(int i, std::shared_ptr<cuda::Event> free_after) {
+    std::lock_guard<std::mutex> l(mu_);
+    slots_[static_cast<size_t>(i)].free_after = std::move(free_after);
+    slots_[static_cast<size_t>(i)].busy = false;
+  }
+
+ private:
+  JpegCoefLayout layout_;
+  int tiles_;
+  size_t coef_bytes_ = 0;
+  std::vector<Slot> slots_;
+  std::mutex mu_;
+};
+
+#ifdef TW_HAVE_NVJPEG
+// Bands waiting for (or in) the GPU decoder: one. The band a free decoder
+// takes is still ahead of the cascade; a longer queue made bands wait for
+// the JPEG engines that CPU threads would have decoded sooner (measured).
+constexpr int kJpegQueue = 1;
+// Device buffers for decoded bands: the queue, the band in the cascade, one spare.
+constexpr int kJpegBuffers = kJpegQueue + 2;
+
+class CudaTicket : public JpegTicket {
+ public:
+  int buffer = -1;
+  int64_t rows = 0;
+  std::vector<cuda::JpegStream> streams;
+  std::vector<size_t> offsets;
+  std::shared_ptr<cuda::Event> ready;
+  std::string error;
+  bool done = false;
+};
+
+// One thread owns the one nvJPEG decoder: nvjpegDecodeBatched blocks its
+// caller while the JPEG engines work, and it must block neither the
+// pipeline's serial stage nor the CPU decoders. (Two decoders driven from
+// pool threads at once hung the hardware backend in our runs.)
+class JpegWorker {
+ public:
+  JpegWorker(int device, int channels, size_t pitch, int64_t rows, SpanLog& log)
+      : device_(device), pitch_(pitch), log_(log) {
+    cuda::DeviceScope scope(device_);
+    decoder_ = std::make_unique<cuda::NvJpegDecoder>(channels);
+    for (auto& b : buffers_) b.buf = cuda::DeviceBuffer<uint8_t>(pitch * static_cast<size_t>(rows));
+    thread_ = std::thread([this] { loop(); });
+  }
+
+  ~JpegWorker() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    cuda::DeviceScope scope(device_);
+    stream_.sync();
+  }
+
+  std::string name() const { return "nvjpeg-" + decoder_->backend(); }
+  uint8_t* buffer(int i) const { return buffers_[i].buf.get(); }
+  size_t pitch() const { return pitch_; }
+
+  std::shared_ptr<CudaTicket> submit(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles, int64_t col0,
+                                     size_t bpp) {
+    std::unique_lock<std::mutex> l(mu_);
+    if (static_cast<int>(queue_.size()) >= kJpegQueue) return nullptr;
+    int free = -1;
+    for (int i = 0; i < kJpegBuffers; ++i)
+      if (!buffers_[i].busy) free = i;
+    if (free < 0) return nullptr;
+    buffers_[free].busy = true;
+    l.unlock();
+    auto t = std::make_shared<CudaTicket>();
+    t->buffer = free;
+    t->y = y, t->rows = rows;
+    for (const JpegTile& tile : tiles) {
+      t->streams.push_back({tile.data, tile.size});
+      t->offsets.push_back(static_cast<size_t>(tile.x0 - col0) * bpp);
+    }
+    l.lock();
+    queue_.push_back(t);
+    l.unlock();
+    cv_.notify_all();
+    return t;
+  }
+
+  // Blocks until the worker has enqueued the ticket's decode.
+  void wait(CudaTicket& t) {
+    std::unique_lock<std::mutex> l(mu_);
+    if (!done_cv_.wait_for(l, std::chrono::minutes(2), [&] { return t.done; }))
+      throw InternalError("the GPU JPEG decoder made no progress for 2 minutes");
+    if (!t.error.empty()) throw InputError(t.error);
+  }
+
+  // The cascade has read the buffer once free_after completes.
+  void release(int buffer, std::shared_ptr<cuda::Event> free_after) {
+    std::lock_guard<std::mutex> l(mu_);
+    buffers_[buffer].free_after = std::move(free_after);
+    buffers_[buffer].busy = false;
+  }
+
+ private:
+  struct Buffer {
+    cuda::DeviceBuffer<uint8_t> buf;
+    std::shared_ptr<cuda::Event> free_after;
+    bool busy = false;
+  };
+
+  void loop() {
+    cudaSetDevice(device_);
+    for (;;) {
+      std::shared_ptr<CudaTicket> t;
+      std::shared_ptr<cuda::Event> wait_for;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return stop_ || !queue_.empty(); });
+        // Stopping drops what is queued: on an error path its bytes may be gone.
+        if (stop_) return;
+        t = queue_.front();
+        wait_for = buffers_[t->buffer].free_after;
+      }
+      try {
+        cudaStream_t s = stream_.get();
+        if (wait_for) TW_CUDA_CHECK(cudaStreamWaitEvent(s, wait_for->get(), 0));
+        auto d0 = log_.record(s);
+        decoder_->decode(t->streams, buffers_[t->buffer].buf.get(), pitch_, t->offsets, s,
+                         "level-0 tiles at row " + std::to_string(t->y));
+        t->ready = log_.record(s);
+        log_.add(d0, t->ready, Stage::kDecode);
+      } catch (const std::exception& e) {
+        t->error = e.what();
+      }
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        queue_.pop_front();
+        t->done = true;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  int device_;
+  size_t pitch_;
+  SpanLog& log_;
+  std::unique_ptr<cuda::NvJpegDecoder> decoder_;
+  cuda::Stream stream_;
+  Buffer buffers_[kJpegBuffers];
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<std::shared_ptr<CudaTicket>> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+#endif
+
+// A band being decoded the split way.
+class CoefTicket : public JpegTicket {
+ public:
+  int slot = -1;
+  int64_t rows = 0;
+  std::shared_ptr<cuda::Event> ready;
+};
+
+class CudaProducer;
+
+class CudaCoefBand : public CoefBand {
+ public:
+  CudaCoefBand(CoefSlots& slots, int slot) : slots_(slots), slot_(slot) {}
+  ~CudaCoefBand() override {
+    if (slot_ >= 0) slots_.release(slot_, nullptr);
+  }
+  int take() { return std::exchange(slot_, -1); }
+
+ private:
+  CoefSlots& slots_;
+  int slot_;
+};
+
+class CudaProducer : public LevelProducer, public JpegCoding {
+ public:
+  CudaProducer(int device, PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool,
+               int64_t jpeg_tile)
+      : device_(device), fmt_(fmt), levels_(std::move(levels)), T_(band_rows), pool_(pool) {
+    cuda::DeviceScope scope(device_);
+    const CascadeLevel& l0 = levels_[0];
+    pitch0_ = pitch_of(fmt_, l0.col1 - l0.col0);
+    for (auto& b : in_) b = cuda::DeviceBuffer<uint8_t>(pitch0_ * static_cast<size_t>(T_));
+    state_.resize(levels_.size());
+    for (size_t k = 1; k < levels_.size(); ++k) {
+      Level& L = state_[k];
+      L.carry_pitch = pitch_of(fmt_, levels_[k - 1].col1 - levels_[k - 1].col0);
+      L.band_pitch = pitch_of(fmt_, levels_[k].col1 - levels_[k].col0);
+      for (auto& c : L.carry) c = cuda::DeviceBuffer<uint8_t>(L.carry_pitch * kCarryRows);
+      const int64_t rows = std::min(T_, levels_[k].height);
+      for (auto& b : L.band) b = cuda::DeviceBuffer<uint8_t>(L.band_pitch * static_cast<size_t>(rows));
+    }
+    if (jpeg_tile > 0) enable_jpeg(jpeg_tile);
+  }
+
+  void enable_jpeg(int64_t jpeg_tile) override {
+#ifdef TW_HAVE_NVJPEG
+    // Tiles decoded in place are whole tiles: rows hold the last one's padding.
+    const CascadeLevel& l0 = levels_[0];
+    worker_ = std::make_unique<JpegWorker>(device_, fmt_.channels,
+                                           pitch_of(fmt_, ceil_div(l0.col1 - l0.col0, jpeg_tile) * jpeg_tile), T_, log_);
+    live_worker_.store(worker_.get(), std::memory_order_release);
+#else
+    (void)jpeg_tile;
+    throw InputError("this build has no nvJPEG");
+#endif
+  }
+
+  ~CudaProducer() override {
+    // Nothing may still write into buffers we free (or into pinned host bands).
+    cuda::DeviceScope scope(device_);
+    for (auto& s : streams_) cudaStreamSynchronize(s.get());
+    if (coef_slots_) coef_slots_->sync();
+  }
+
+  void enable_coefs(const JpegCoefLayout& layout, int slots) override {
+    cuda::DeviceScope scope(device_);
+    const CascadeLevel& l0 = levels_[0];
+    const int tiles = static_cast<int>(ceil_div(l0.col1 - l0.col0, layout.tile));
+    auto c = std::make_unique<CoefSlots>(layout, tiles, pitch0_ * static_cast<size_t>(T_), slots);
+    coef_slots_ = std::move(c);
+    live_coefs_.store(coef_slots_.get(), std::memory_order_release);
+  }
+
+  std::shared_ptr<CoefBand> acquire_coefs(int64_t y, int64_t rows) override {
+    CoefSlots* cs = live_coefs_.load(std::memory_order_acquire);
+    if (!cs) return nullptr;
+    const int i = cs->acquire();
+    if (i < 0) return nullptr;
+    auto b = std::make_shared<CudaCoefBand>(*cs, i);
+    b->y = y, b->rows = rows;
+    uint8_t* host = cs->slot(i).host->data();
+    b->coefs = reinterpret_cast<int16_t*>(host);
+    b->quant = reinterpret_cast<uint16_t*>(host + cs->coef_bytes());
+    return b;
+  }
+
+  std::shared_ptr<JpegTicket> submit_coefs(const std::shared_ptr<CoefBand>& band) override {
+    CoefSlots& cs = *live_coefs_.load(std::memory_order_acquire);
+    auto& b = static_cast<CudaCoefBand&>(*band);
+    auto t = std::make_shared<CoefTicket>();
+    t->y = b.y, t->rows = b.rows;
+    t->slot = b.take();
+    try {
+      cuda::DeviceScope scope(device_);
+      CoefSlots::Slot& sl = cs.slot(t->slot);
+      cudaStream_t s = sl.stream.get();
+      if (sl.free_after) TW_CUDA_CHECK(cudaStreamWaitEvent(s, sl.free_after->get(), 0));
+      const size_t bytes = sl.host->view().row_length_bytes();
+      auto d0 = log_.record(s);
+      TW_CUDA_CHECK(cudaMemcpyAsync(sl.coefs.get(), sl.host->data(), bytes, cudaMemcpyHostToDevice, s));
+      bytes_up_ += bytes;
+      JpegIdctLaunch k;
+      k.layout = cs.layout();
+      k.tiles = cs.tiles();
+      k.coefs = reinterpret_cast<const int16_t*>(sl.coefs.get());
+      k.quant = reinterpret_cast<const uint16_t*>(sl.coefs.get() + cs.coef_bytes());
+      k.planes = sl.planes.get();
+      k.out = sl.pixels.get();
+      k.out_pitch = pitch0_;
+      k.out_w = levels_[0].col1 - levels_[0].col0;
+      k.rows = b.rows;
+      jpeg_idct_cuda(k, s);
+      t->ready = log_.record(s);
+      log_.add(d0, t->ready, Stage::kDecode);
+    } catch (...) {
+      cs.release(t->slot, nullptr);
+      throw;
+    }
+    return t;
+  }
+
+  void enable_jpeg_encode(const JpegEncodeSpecs& specs) override {
+    TW_ASSERT(token_ == 0);
+    cuda::DeviceScope scope(device_);
+    for (size_t k = 1; k < levels_.size() && k < specs.size(); ++k) {
+      if (!specs[k]) continue;
+      Level& L = state_[k];
+      L.enc = specs[k];
+      const size_t bytes = coef_band_bytes(*specs[k], levels_[k]);
+      for (auto& c : L.coefs) c = cuda::DeviceBuffer<uint8_t>(bytes);
+      std::vector<uint8_t> div(jpeg_fdct_divisor_bytes(specs[k]->layout));
+      jpeg_fdct_divisors(specs[k]->layout, specs[k]->quant.data(), div.data());
+      L.divisors = cuda::DeviceBuffer<uint8_t>(div.size());
+      TW_CUDA_CHECK(cudaMemcpy(L.divisors.get(), div.data(), div.size(), cudaMemcpyHostToDevice));
+    }
+  }
+
+  std::string jpeg_decoder() const override {
+#ifdef TW_HAVE_NVJPEG
+    if (JpegWorker* w = live_worker_.load(std::memory_order_acquire)) return w->name();
+#endif
+    return "";
+  }
+
+  void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override {
+    cuda::DeviceScope scope(device_);
+    const int slot = next_slot();
+    cudaStream_t s = streams_[slot].get();
+    const Image& b = *band0;
+    TW_ASSERT(b.rect().x == levels_[0].col0 && b.rect().h <= T_);
+    auto up0 = log_.record(s);
+    TW_CUDA_CHECK(cudaMemcpy2DAsync(in_[slot].get(), pitch0_, b.data(), b.stride(), b.view().row_length_bytes(),
+                                    static_cast<size_t>(b.rect().h), cudaMemcpyHostToDevice, s));
+    bytes_up_ += b.view().row_length_bytes() * static_cast<size_t>(b.rect().h);
+    log_.add(up0, log_.record(s), Stage::kUpload);
+    cascade(s, DeviceRows{in_[slot].get(), pitch0_, b.rect().y, b.rect().h}, out);
+  }
+
+  std::shared_ptr<JpegTicket> submit_jpeg(int64_t y, int64_t rows, const std::vector<JpegTile>& tiles) override {
+#ifdef TW_HAVE_NVJPEG
+    if (JpegWorker* w = live_worker_.load(std::memory_order_acquire))
+      return w->submit(y, rows, tiles, levels_[0].col0, fmt_.bytes_per_pixel());
+#endif
+    return JpegCoding::submit_jpeg(y, rows, tiles);
+  }
+
+  void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override {
+    if (auto* ct = dynamic_cast<CoefTicket*>(ticket.get())) {
+      CoefSlots& cs = *live_coefs_.load(std::memory_order_acquire);
+      cuda::DeviceScope scope(device_);
+      cudaStream_t s = streams_[next_slot()].get();
+      TW_CUDA_CHECK(cudaStreamWaitEvent(s, ct->ready->get(), 0));
+      cascade(s, DeviceRows{cs.slot(ct->slot).pixels.get(), pitch0_, ct->y, ct->rows}, out);
+      cs.release(ct->slot, prev_done_);
+      return;
+    }
+#ifdef TW_HAVE_NVJPEG
+    JpegWorker* worker = live_worker_.load(std::memory_order_acquire);
+    TW_ASSERT(worker);
+    auto& t = static_cast<CudaTicket&>(*ticket);
+    worker->wait(t);
+    cuda::DeviceScope scope(device_);
+    cudaStream_t s = streams_[next_slot()].get();
+    TW_CUDA_CHECK(cudaStreamWaitEvent(s, t.ready->get(), 0));
+    // The compressed bytes stay with the caller's band until decoded.
+    auto ready = t.ready;
+    out.push_back({-1, nullptr, [ready] { ready->sync(); }});
+    cascade(s, DeviceRows{worker->buffer(t.buffer), worker->pitch(), t.y, t.rows}, out);
+    worker->release(t.buffer, prev_done_);
+#else
+    JpegCoding::push_submitted(ticket, out);
+#endif
+  }
+
+  void adopt(const CascadeSnapshot& snap) override {
+    TW_ASSERT(snap.levels.size() == levels_.size() && token_ == 0);
+    cuda::DeviceScope scope(device_);
+    cudaStream_t s = streams_[0].get();
+    const size_t bpp = fmt_.bytes_per_pixel();
+    for (size_t k = 1; k < levels_.size(); ++k) {
+      const CascadeSnapshot::Level& from = snap.levels[k];
+      Level& L = state_[k];
+      L.carry_y0 = L.carry_n = 0;
+      if (from.carry.rect.h > 0) {
+        TW_ASSERT(from.carry.rect.h <= kCarryRows && from.carry.rect.w == levels_[k - 1].col1 - levels_[k - 1].col0);
+        TW_CUDA_CHECK(cudaMemcpy2DAsync(L.carry[L.which].get(), L.carry_pitch, from.carry.data, from.carry.stride,
+                                        static_cast<size_t>(from.carry.rect.w) * bpp,
+                                        static_cast<size_t>(from.carry.rect.h), cudaMemcpyHostToDevice, s));
+        L.carry_y0 = from.carry.rect.y, L.carry_n = from.carry.rect.h;
+      }
+      L.next_out = from.next_out, L.band_y0 = from.band_y0;
+      if (from.band.rect.h > 0) {
+        TW_ASSERT(from.band.rect.y == from.band_y0 && from.band.rect.w == levels_[k].col1 - levels_[k].col0);
+        TW_CUDA_CHECK(cudaMemcpy2DAsync(L.band[L.cur].get(), L.band_pitch, from.band.data, from.band.stride,
+                                        static_cast<size_t>(from.band.rect.w) * bpp,
+                                        static_cast<size_t>(from.band.rect.h), cudaMemcpyHostToDevice, s));
+        L.active = true;
+      }
+    }
+    // The snapshot's memory is the CPU cascade's, gone after this returns.
+    streams_[0].sync();
+  }
+
+  JpegCoding* jpeg() override { return this; }
+
+  DeviceTimes device_times() const override {
+    DeviceTimes t;
+    log_.sum_into(t);
+    t.bytes_up = bytes_up_, t.bytes_down = bytes_down_;
+    return t;
+  }
+
+ private:
+  struct Level {
+    cuda::DeviceBuffer<uint8_t> carry[2];
+    size_t carry_pitch = 0;
+    int which = 0;
+    int64_t carry_y0 = 0, carry_n = 0;
+    cuda::DeviceBuffer<uint8_t> band[2];
+    size_t band_pitch = 0;
+    std::shared_ptr<cuda::Event> band_free[2];
+    int cur = 0;
+    bool active = false;
+    int64_t band_y0 = 0, next_out = 0;
+    // The split JPEG encode (enable_jpeg_encode): per band buffer, its
+    // tiles' coefficients; the quantisation divisors.
+    std::optional<JpegCoefSpec> enc;
+    cuda::DeviceBuffer<uint8_t> coefs[2], divisors;
+  };
+  struct Pending {
+    int level, buffer;
+    int64_t y0, rows;
+  };
+
+  int next_slot() { return static_cast<int>(token_++ & 1); }
+
+  void cascade(cudaStream_t s, const DeviceRows& level0, std::vector<FinishedBand>& out) {
+    // Uploads may overlap the previous band's kernels; these kernels may not.
+    if (prev_done_) TW_CUDA_CHECK(cudaStreamWaitEvent(s, prev_done_->get(), 0));
+    auto k0 = log_.record(s);
+    pending_.clear();
+    if (levels_.size() > 1) push_level(1, level0, s);
+    prev_done_ = log_.record(s);
+    log_.add(k0, prev_done_, Stage::kKernel);
+    // Finished bands come home after the kernels, so the next band's kernels
+    // (which wait only for prev_done_) overlap these copies.
+    for (const Pending& p : pending_) {
+      Level& L = state_[p.level];
+      const CascadeLevel& c = levels_[p.level];
+      if (L.enc) {
+        // The forward half of the JPEG encode here; the CPU entropy-codes.
+        const size_t bytes = coef_band_bytes(*L.enc, c);
+        auto host = pool_.acquire(PixelFormat{SampleType::kU8, 1}, Rect(0, 0, static_cast<int64_t>(bytes), 1));
+        auto d0 = log_.record(s);
+        JpegFdctLaunch f;
+        f.layout = L.enc->layout;
+        f.band = L.band[p.buffer].get();
+        f.pitch = L.band_pitch;
+        f.width = c.col1 - c.col0;
+        f.rows = p.rows;
+        f.tiles = static_cast<int>(ceil_div(c.col1 - c.col0, f.layout.tile));
+        f.divisors = reinterpret_cast<const jfdct::Divisor*>(L.divisors.get());
+        f.coefs = reinterpret_cast<int16_t*>(L.coefs[p.buffer].get());
+        jpeg_fdct_cuda(f, s);
+        TW_CUDA_CHECK(cudaMemcpyAsync(host->data(), L.coefs[p.buffer].get(), bytes, cudaMemcpyDeviceToHost, s));
+        bytes_down_ += bytes;
+        auto done = log_.record(s);
+        log_.add(d0, done, Stage::kDownload);
+        L.band_free[p.buffer] = done;
+        FinishedBand fb;
+        fb.level = p.level;
+        fb.coefs = host;
+        fb.y = p.y0;
+        fb.wait = [done] { done->sync(); };
+        out.push_back(std::move(fb));
+        continue;
+      }
+      auto host = pool_.acquire(fmt_, Rect(c.col0, p.y0, c.col1 - c.col0, p.rows));
+      auto d0 = log_.record(s);
+      TW_CUDA_CHECK(cudaMemcpy2DAsync(host->data(), host->stride(), L.band[p.buffer].get(), L.band_pitch,
+                                      host->view().row_length_bytes(), static_cast<size_t>(p.rows),
+                                      cudaMemcpyDeviceToHost, s));
+      bytes_down_ += host->view().row_length_bytes() * static_cast<size_t>(p.rows);
+      auto done = log_.record(s);
+      log_.add(d0, done, Stage::kDownload);
+      L.band_free[p.buffer] = done;
+      out.push_back({p.level, host, [done] { done->sync(); }});
+    }
+  }
+
+  void push_level(int k, const DeviceRows& chunk, cudaStream_t s) {
+    Level& L = state_[k];
+    const CascadeLevel& in = levels_[k - 1];
+    const CascadeLevel& out = levels_[k];
+    const int64_t a = chunk.y0, b = chunk.y0 + chunk.n;
+    int64_t y_end = b == in.height ? out.height : floor_div2(b - 3) + 1;
+    y_end = std::min(y_end, out.height);
+    const DeviceRows carry{L.carry[L.which].get(), L.carry_pitch, L.carry_y0, L.carry_n};
+    TW_ASSERT(L.carry_n == 0 || L.carry_y0 + L.carry_n == a);
+
+    int64_t y = L.next_out;
+    while (y < y_end) {
+      const int64_t rows = std::min(T_, out.height - L.band_y0);
+      if (!L.active) {
+        if (L.band_free[L.cur]) TW_CUDA_CHECK(cudaStreamWaitEvent(s, L.band_free[L.cur]->get(), 0));
+        L.active = true;
+      }
+      const int64_t seg_end = std::min(y_end, L.band_y0 + rows);
+      ReduceLaunch r;
+      r.fmt = fmt_;
+      r.in_width = in.width, r.in_height = in.height, r.in_x0 = in.col0, r.in_w = in.col1 - in.col0;
+      r.carry = carry, r.chunk = chunk;
+      r.out = L.band[L.cur].get(), r.out_pitch = L.band_pitch, r.out_y0 = L.band_y0, r.out_x0 = out.col0;
+      r.y_begin = y, r.y_end = seg_end, r.x_begin = out.col0, r.x_end = out.col1;
+      reduce_rows_cuda(r, s);
+      y = seg_end;
+      if (seg_end == L.band_y0 + rows) {
+        pending_.push_back({k, L.cur, L.band_y0, rows});
+        if (k + 1 < static_cast<int>(levels_.size()))
+          push_level(k + 1, DeviceRows{L.band[L.cur].get(), L.band_pitch, L.band_y0, rows}, s);
+        L.active = false;
+        L.band_y0 = seg_end;
+        L.cur ^= 1;
+      }
+    }
+    L.next_out = y_end;
+
+    // Carry the last rows (from the old carry and/or this chunk) forward.
+    const int64_t keep0 = std::max(b - kCarryRows, L.carry_n ? L.carry_y0 : a);
+    uint8_t* dst = L.carry[L.which ^ 1].get();
+    const size_t row_bytes = static_cast<size_t>(in.col1 - in.col0) * fmt_.bytes_per_pixel();
+    if (keep0 < a)
+      TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, L.carry_pitch, carry.data + size_t(keep0 - carry.y0) * carry.pitch,
+                                      carry.pitch, row_bytes, static_cast<size_t>(a - keep0),
+                                      cudaMemcpyDeviceToDevice, s));
+    const int64_t c0 = std::max(keep0, a);
+    if (c0 < b)
+      TW_CUDA_CHECK(cudaMemcpy2DAsync(dst + size_t(c0 - keep0) * L.carry_pitch, L.carry_pitch,
+                                      chunk.data + size_t(c0 - a) * chunk.pitch, chunk.pitch, row_bytes,
+                                      static_cast<size_t>(b - c0), cudaMemcpyDeviceToDevice, s));
+    L.which ^= 1;
+    L.carry_y0 = keep0;
+    L.carry_n = b - keep0;
+  }
+
+  int device_;
+  PixelFormat fmt_;
+  std::vector<CascadeLevel> levels_;
+  int64_t T_;
+  ImagePool& pool_;
+  cuda::Stream streams_[2];
+  cuda::DeviceBuffer<uint8_t> in_[2];
+  size_t pitch0_ = 0;
+  std::vector<Level> state_;
+  std::vector<Pending> pending_;
+  std::shared_ptr<cuda::Event> prev_done_;
+  uint64_t token_ = 0;
+  SpanLog log_;
+  std::atomic<uint64_t> bytes_up_{0};  // submit_coefs adds from pipeline threads
+  uint64_t bytes_down_ = 0;
+  // Set once, possibly while the pipeline runs (like the JPEG worker).
+  std::unique_ptr<CoefSlots> coef_slots_;
+  std::atomic<CoefSlots*> live_coefs_{nullptr};
+#ifdef TW_HAVE_NVJPEG
+  // Set once, possibly while the pipeline runs (enable_jpeg from the thread
+  // that started CUDA); the pipeline reads live_worker_.
+  std::unique_ptr<JpegWorker> worker_;  // destroyed first: its thread stops before the rest goes
+  std::atomic<JpegWorker*> live_worker_{nullptr};
+#endif
+};
+
+}  // namespace
+
+const HostAllocator* gpu_host_allocator() { return &cuda::pinned_allocator(); }
+
+size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& levels, int64_t band_rows) {
+  size_t n = 2 * pitch_of(fmt, levels[0].col1 - levels[0].col0) * static_cast<size_t>(band_rows);
+  for (size_t k = 1; k < levels.size(); ++k) {
+    n += 2 * pitch_of(fmt, levels[k - 1].col1 - levels[k - 1].col0) * kCarryRows;
+    n += 2 * pitch_of(fmt, levels[k].col1 - levels[k].col0) * static_cast<size_t>(std::min(band_rows, levels[k].height));
+  }
+  return n;
+}
+
+size_t cuda_encode_bytes(const JpegEncodeSpecs& specs, const std::vector<CascadeLevel>& levels) {
+  size_t n = 0;
+  for (size_t k = 1; k < levels.size() && k < specs.size(); ++k)
+    if (specs[k]) n += 2 * coef_band_bytes(*specs[k], levels[k]) + jpeg_fdct_divisor_bytes(specs[k]->layout);
+  return n;
+}
+
+size_t cuda_coef_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, const JpegCoefLayout& layout,
+                       int slots) {
+  const int tiles = static_cast<int>(ceil_div(level0.col1 - level0.col0, layout.tile));
+  return CoefSlots::device_bytes(layout, tiles, pitch_of(fmt, level0.col1 - level0.col0) * static_cast<size_t>(band_rows),
+                                 slots);
+}
+
+size_t cuda_jpeg_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, int64_t tile) {
+#ifdef TW_HAVE_NVJPEG
+  return kJpegBuffers * pitch_of(fmt, ceil_div(level0.col1 - level0.col0, tile) * tile) * static_cast<size_t>(band_rows);
+#else
+  (void)fmt, (void)level0, (void)band_rows, (void)tile;
+  return 0;
+#endif
+}
+
+bool cuda_can_decode(const RawTileFormat& f) {
+#ifdef TW_HAVE_NVJPEG
+  // nvJPEG reads YCbCr (the TIFF case) or gray; RGB-coded JPEG would be
+  // colour-converted wrongly, and TIFF's JPEG is 8-bit.
+  return f.codec == Codec::kJpeg && f.bits_per_sample == 8 &&
+         ((f.samples_per_pixel == 3 && f.photometric == 6) || (f.samples_per_pixel == 1 && f.photometric == 1));
+#else
+  (void)f;
+  return false;
+#endif
+}
+
+std::unique_ptr<LevelProducer> make_cuda_producer(int device, PixelFormat fmt, std::vector<CascadeLevel> levels,
+                                                  int64_t band_rows, ImagePool& host_pool, int64_t jpeg_tile) {
+  return std::make_unique<CudaProducer>(device, fmt, std::move(levels), band_rows, host_pool, jpeg_tile);
+}
+
+}  // namespace tw

@@ -1,0 +1,58 @@
+#pragma once
+// Reconstruction of a whole slide, out of core: the marker and the mask are
+// copied tile by tile into scratch stores (checking their order), the
+// wavefront engine runs to stability, and the result is left in a store
+// that reads as a TileSource (for the pyramid writer or a next op).
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/backend.hpp"
+#include "engine/exec_context.hpp"
+#include "engine/scratch_store.hpp"
+#include "kernels/reconstruct/reconstruct.hpp"
+#include "kernels/reconstruct/reconstruct_cuda.hpp"
+
+namespace tw {
+
+struct ReconstructJob {
+  ReconstructParams params;
+  // skimage refuses a marker above the mask (dilation) or below it
+  // (erosion); so do we, unless asked to clip the marker to the mask.
+  bool clip = false;
+  int64_t tile = 256;  // the wavefront's tiles on the CPU
+  // With CUDA: 0 picks the largest power of two up to 8192 whose tiles keep
+  // the stores within the memory budget, no larger than the image needs
+  // (never below `tile`).
+  int64_t gpu_tile = 0;
+  size_t memory = size_t{1} << 30;
+  std::string scratch_near;  // scratch files go beside this path
+  Backend backend;
+  // When set, each marker tile is computed from the mask tile (mask, marker
+  // views of the same rect) instead of read: the mask's source runs once.
+  // It may also rewrite the mask tile in place (Canny turns its classes into
+  // a binary mask there).
+  std::function<void(const ImageView& mask, const ImageView& marker)> marker_from_mask;
+};
+
+// The GPU is filled only by large tiles: a 4096^2 tile is 16384 megapixels,
+// and every extra tile visit moves the tile across PCIe again.
+constexpr int64_t kCudaTile = 4096;
+constexpr int64_t kCudaTileMax = 8192;
+
+struct ReconstructResult {
+  std::shared_ptr<ScratchStore> image;  // the reconstruction
+  WavefrontStats wavefront;
+  ScratchStore::Stats store;
+  GpuWavefrontStats gpu;  // with CUDA
+  bool gpu_binary = false;  // ran the bit-plane kernel (binary input, dilation)
+};
+
+// The job's budgets, tile, scratch place and backend from a run's context.
+ReconstructJob reconstruct_job(const ExecContext& ctx, ReconstructParams params = {}, bool clip = false);
+
+ReconstructResult reconstruct(const TileSource& marker, const TileSource& mask, const ReconstructJob& job);
+// The marker from job.marker_from_mask.
+ReconstructResult reconstruct(const TileSource& mask, const ReconstructJob& job);
+
+}  // namespace tw

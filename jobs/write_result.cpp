@@ -1,0 +1,137 @@
+#include "jobs/write_result.hpp"
+
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "engine/memory.hpp"
+#include "engine/trace.hpp"
+#include "engine/warnings.hpp"
+#include "io/open_sink.hpp"
+
+namespace tw {
+namespace {
+
+// Level 0's tiles are copied as stored when they are what we would write:
+// same codec and tile size (JPEG quality is the input's; the subsampling
+// only matters if the user asked for one).
+bool can_pass_through(const RawTileFormat* raw, const EncodeSettings& enc, bool subsampling_given) {
+  if (!raw || raw->codec != enc.codec || raw->tile_w != enc.tile_w || raw->tile_h != enc.tile_h) return false;
+  if (raw->bits_per_sample != static_cast<int>(sample_bytes(enc.fmt.type) * 8) ||
+      raw->samples_per_pixel != enc.fmt.channels)
+    return false;
+  if (enc.codec == Codec::kJpeg && subsampling_given && enc.fmt.channels == 3) {
+    const uint16_t want = enc.subsampling == ChromaSubsampling::k420 ? 2 : 1;
+    if (raw->photometric != 6 || raw->subsampling_h != want || raw->subsampling_v != want) return false;
+  }
+  return true;
+}
+
+// Copies the source's associated images into the sink on its own thread.
+class AssociatedCopier {
+ public:
+  AssociatedCopier(const TileSource& src, PyramidSink& sink, bool enabled, size_t memory) {
+    if (!enabled || src.info().associated.empty()) return;
+    thread_ = std::thread([this, &src, &sink, memory] {
+      try {
+        for (const auto& assoc : src.info().associated) {
+          // A broken or huge label must not cost the whole pyramid. Reading
+          // one takes its RGBA decode and the RGB copy: 7 bytes a pixel.
+          const double bytes = 7.0 * static_cast<double>(assoc.width) * static_cast<double>(assoc.height);
+          if (bytes > static_cast<double>(memory / 4)) {
+            warn("associated image '" + assoc.name + "' left out: " + std::to_string(assoc.width) + "x" +
+                 std::to_string(assoc.height) + " is too large for --memory " + format_bytes(memory));
+            continue;
+          }
+          try {
+            sink.add_associated(assoc.name, src.read_associated(assoc.name));
+          } catch (const InputError& e) {
+            warn("associated image '" + assoc.name + "' left out: " + e.what());
+          }
+        }
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  ~AssociatedCopier() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // Waits for the copy; rethrows what went wrong beyond a bad image.
+  void join() {
+    if (thread_.joinable()) thread_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::thread thread_;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx) {
+  const SourceInfo& info = src.info();
+  EncodeSettings enc;
+  enc.fmt = info.fmt;
+  const bool jpeg_ok = info.fmt.type == SampleType::kU8 && (info.fmt.channels == 1 || info.fmt.channels == 3);
+  enc.codec = out.codec ? *out.codec : (jpeg_ok && !out.lossless ? Codec::kJpeg : Codec::kDeflate);
+  enc.quality = out.quality;
+  enc.subsampling = out.subsampling;
+  enc.level = out.level;
+  enc.predictor = out.predictor;
+  enc.tile_w = enc.tile_h = ctx.tile;
+  enc.validate();
+
+  PyramidJobOptions job;
+  job.tile = ctx.tile;
+  job.min_size = out.min_size;
+  job.memory = ctx.memory;
+  job.scratch_near = out.path;
+  job.backend = ctx.backend;
+  job.gpu_memory = ctx.gpu_memory;
+  job.gpu_jpeg = out.gpu_jpeg;
+  job.gpu_join_row = out.gpu_join_row;
+
+  const auto sizes = plan_pyramid_levels(src, job.min_size);
+  const RawTileFormat* raw = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;
+  WriteResult r;
+  r.passthrough = out.allow_passthrough && can_pass_through(raw, enc, out.subsampling_given);
+  job.passthrough = r.passthrough;
+  SinkRequest req;
+  req.path = out.path;
+  req.encode = enc;
+  const RawTileFormat ours = tiff_format_for(enc);
+  for (size_t l = 0; l < sizes.size(); ++l)
+    req.levels.push_back({sizes[l].first, sizes[l].second, l == 0 && r.passthrough ? *raw : ours});
+  // The sink's tile index lives for the whole run: checked before it is
+  // made (a header's size can ask for gigabytes of it), and taken off the
+  // pass's budget.
+  const size_t index = sink_memory_bytes(req);
+  if (index > job.memory / 4)
+    throw InputError(info.path + ": its pyramid of " + std::to_string(sizes[0].first) + "x" +
+                     std::to_string(sizes[0].second) + " pixels needs " + format_bytes(index) +
+                     " for the output's tile index, more than a quarter of --memory " + format_bytes(job.memory));
+  job.memory -= index;
+  req.options.mpp_x = info.mpp_x;
+  req.options.mpp_y = info.mpp_y;
+  req.options.description = out.description;
+  req.options.software = "Tilewave 0.1.0";
+  const std::unique_ptr<PyramidSink> sink = open_sink(req);
+  {
+    // Labels and macros are read and compressed beside the pass rather than
+    // after it: LZW runs on one thread (~0.1 s for a scanner's macro).
+    AssociatedCopier assoc(src, *sink, out.copy_associated, ctx.memory);
+    r.stats = run_pyramid(src, *sink, job);
+    TraceSpan span("associated-join", 0);
+    assoc.join();
+  }
+  TraceSpan span("finish", 0);
+  const auto t_finish = std::chrono::steady_clock::now();
+  sink->finish();
+  r.finish_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_finish).count();
+  r.bytes = sink->bytes_written();
+  return r;
+}
+
+}  // namespace tw

@@ -1,0 +1,43 @@
+#pragma once
+// Writes any source (a slide, an op's result) as a pyramid through the sink
+// its name selects (io/open_sink.hpp): the levels, the codec's defaults,
+// level-0 pass-through of compressed tiles, the associated images, the
+// budget of the writer's index. Every front end writes results through it.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/codec_kind.hpp"
+#include "engine/exec_context.hpp"
+#include "engine/tile_source.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
+
+namespace tw {
+
+struct OutputSpec {
+  std::string path;
+  std::string description;          // ImageDescription of level 0
+  std::optional<Codec> codec;       // none: JPEG for 8-bit gray or RGB (unless lossless), else deflate
+  bool lossless = false;            // results of ops: deflate unless a codec is given
+  int quality = 90;                 // JPEG
+  ChromaSubsampling subsampling = ChromaSubsampling::k420;
+  bool subsampling_given = false;   // pass-through of JPEG tiles needs their subsampling to match
+  int level = -1;                   // deflate/zstd effort; -1: the codec's default
+  bool predictor = true;
+  int64_t min_size = 256;           // levels until both sides are <= this
+  PyramidJobOptions::GpuJpeg gpu_jpeg = PyramidJobOptions::GpuJpeg::kAuto;
+  bool allow_passthrough = false;   // copy level-0 tiles when they are what we would write
+  bool copy_associated = false;     // label, macro, thumbnail
+  int64_t gpu_join_row = -1;        // tests: where a starting GPU takes the pass over
+};
+
+struct WriteResult {
+  PyramidStats stats;
+  uint64_t bytes = 0;
+  double finish_seconds = 0;
+  bool passthrough = false;
+};
+
+WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx);
+
+}  // namespace tw

@@ -1,0 +1,10 @@
+#include "kernels/edt/edt.hpp"
+#include "kernels/edt/edt_row.hpp"
+
+namespace tw {
+
+void edt_row(const int64_t* g2, int64_t n, int64_t, int64_t* out, int64_t* s, int64_t* t) {
+  edt::row_pass<int64_t>(g2, n, out, s, t);
+}
+
+}  // namespace tw

@@ -1,0 +1,68 @@
+// Registration of `tilewave stats` (kernels/stats/stats.hpp): reductions
+// whose result is numbers, printed as JSON.
+#include "kernels/point/filter_support.hpp"
+#include "kernels/stats/stats.hpp"
+
+namespace tw::ops {
+namespace {
+
+template <int C>
+nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins, size_t memory) {
+  const LevelInfo& l0 = in.level(0);
+  const auto acc = ops::reduce(in, Stats<C>{}, b, "stats", memory);
+  const double n = static_cast<double>(l0.width) * static_cast<double>(l0.height);
+  nlohmann::json lo, hi, mean, sum;
+  for (int c = 0; c < C; ++c) {
+    lo.push_back(acc.lo[c]);
+    hi.push_back(acc.hi[c]);
+    mean.push_back(n > 0 ? static_cast<double>(acc.sum[c]) / n : 0.0);
+    sum.push_back(acc.sum[c]);
+  }
+  nlohmann::json o = {{"input", in.info().path}, {"width", l0.width}, {"height", l0.height}, {"channels", C},
+                      {"device", b.str()},       {"min", lo},         {"max", hi},            {"mean", mean},
+                      {"sum", sum}};
+  if (bins > 0) {
+    nlohmann::json hists = nlohmann::json::array();
+    for (int c = 0; c < C; ++c) {
+      ChannelHistogram<C> h;
+      h.channel = c, h.n = bins;
+      const auto v = ops::histogram(in, h, b, "histogram", memory);
+      hists.push_back(v);
+      if (C == 1 && bins == 256) o["otsu_threshold"] = otsu_threshold(v);
+    }
+    o["histogram_bins"] = bins;
+    o["histogram"] = hists;
+  }
+  return o;
+}
+
+}  // namespace
+
+void register_stats(OpRegistry& r) {
+  OpDef op;
+  op.name = "stats";
+  op.command = {"stats"};
+  op.category = OpCategory::kReduction;
+  op.summary = "min, max, mean, sum and histograms per channel (JSON)";
+  op.usage = "[--histogram BINS]";
+  op.help =
+      "Min, max, mean and sum per channel of level 0 of an 8-bit gray or RGB image, and\n"
+      "optionally histograms (with 256 bins on gray: Otsu's threshold too), as JSON on\n"
+      "stdout.";
+  op.takes = "8-bit gray or RGB";
+  op.params = {ParamSpec::integer("histogram", "BINS", 1, 256, "",
+                                  "also per-channel histograms with BINS bins (1..256) over 0..255")};
+  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
+    return require_u8_gray_or_rgb(in[0], "stats");
+  };
+  op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
+    const int bins = p.has("histogram") ? static_cast<int>(p.integer("histogram")) : 0;
+    OpResult res;
+    res.values = in[0]->info().fmt.channels == 1 ? stats_json<1>(*in[0], ctx.backend, bins, ctx.memory)
+                                                  : stats_json<3>(*in[0], ctx.backend, bins, ctx.memory);
+    return res;
+  };
+  r.add(std::move(op));
+}
+
+}  // namespace tw::ops

@@ -42,6 +42,22 @@ struct RunOptions {
   int signal = 15;              // SIGTERM; 9 (SIGKILL) for a kill -9
 };
 
+// A sanitizer build (-DTW_SANITIZE, docs/SANITIZERS.md): there most of a
+// process's peak RSS is the sanitizer's (shadow memory, ASan's quarantine of
+// freed blocks, TSan's shadow and history), so tests of the memory budget
+// still run their commands and check the pixels, but not the RSS bound.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizerBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
 RunResult run(const std::vector<std::string>& argv, const RunOptions& opt = {});
 RunResult run_cli(const std::vector<std::string>& args, const RunOptions& opt = {});
 std::string cli_path();

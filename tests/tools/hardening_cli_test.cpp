@@ -290,7 +290,12 @@ TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
   const auto base = test::run_cli({"pyramid", "synthetic:64x64", tmp.file("base.tif")});
   ASSERT_EQ(base.exit_code, 0) << base.err;
   const size_t budget = size_t{4} << 20, overhead = base.peak_rss_bytes + (size_t{24} << 20);
-  const std::string gray = "synthetic:5800x5800,gray", rgb = "synthetic:3400x3400";  // 33.6 and 34.7 MB
+  std::string gray = "synthetic:5800x5800,gray", rgb = "synthetic:3400x3400";  // 33.6 and 34.7 MB
+  if (test::kSanitizerBuild) {
+    // No RSS bound is checked there: inputs twice the budget still take every
+    // command out of core, in a quarter of the time.
+    gray = "synthetic:2900x2900,gray", rgb = "synthetic:1700x1700";  // 8.4 and 8.7 MB
+  }
   const std::string out = tmp.file("o.tif");
   const std::vector<std::vector<std::string>> commands = {
       {"pyramid", gray, out},
@@ -309,9 +314,11 @@ TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
     args.insert(args.end(), {"--memory", "4M"});
     const auto r = test::run_cli(args);
     ASSERT_EQ(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.err;
-    EXPECT_LE(r.peak_rss_bytes, budget + overhead)
-        << args[0] << " " << args[1] << ": peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB, allowed "
-        << (budget + overhead) / 1048576.0;
+    if (!test::kSanitizerBuild) {
+      EXPECT_LE(r.peak_rss_bytes, budget + overhead)
+          << args[0] << " " << args[1] << ": peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB, allowed "
+          << (budget + overhead) / 1048576.0;
+    }
     std::printf("[ info     ] %s %s --memory 4M: peak RSS %.1f MiB, %.1f s\n", args[0].c_str(), args[1].c_str(),
                 r.peak_rss_bytes / 1048576.0, r.seconds);
   }

@@ -52,6 +52,8 @@ Backend resolve_backend(const Backend& in) {
   return b;
 }
 
-Backend parse_backend(const std::string& s) { return resolve_backend(parse_backend_deferred(s)); }
+Backend parse_backend(const std::string& s) {
+  return resolve_backend(parse_backend_deferred(s));
+}
 
 }  // namespace tw

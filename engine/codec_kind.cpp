@@ -15,12 +15,18 @@ Codec parse_codec(const std::string& s) {
 
 const char* codec_name(Codec c) {
   switch (c) {
-    case Codec::kNone: return "none";
-    case Codec::kJpeg: return "jpeg";
-    case Codec::kDeflate: return "deflate";
-    case Codec::kZstd: return "zstd";
-    case Codec::kLzw: return "lzw";
-    case Codec::kOther: return "other";
+    case Codec::kNone:
+      return "none";
+    case Codec::kJpeg:
+      return "jpeg";
+    case Codec::kDeflate:
+      return "deflate";
+    case Codec::kZstd:
+      return "zstd";
+    case Codec::kLzw:
+      return "lzw";
+    case Codec::kOther:
+      return "other";
   }
   return "?";
 }

@@ -18,8 +18,8 @@ ChromaSubsampling parse_subsampling(const std::string& s);
 // another TIFF unchanged (pass-through) when the formats agree.
 struct RawTileFormat {
   Codec codec = Codec::kOther;
-  uint16_t tiff_compression = 0;  // the TIFF Compression tag value
-  uint16_t photometric = 0;       // the TIFF Photometric tag value
+  uint16_t tiff_compression = 0;                  // the TIFF Compression tag value
+  uint16_t photometric = 0;                       // the TIFF Photometric tag value
   uint16_t subsampling_h = 1, subsampling_v = 1;  // YCbCrSubsampling, JPEG only
   uint16_t predictor = 1;
   uint16_t sample_format = 1;  // TIFF SampleFormat: 1 unsigned integer, 3 IEEE float

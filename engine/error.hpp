@@ -28,7 +28,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace tw
 
-#define TW_ASSERT(cond) \
-  do {                  \
+#define TW_ASSERT(cond)                                           \
+  do {                                                            \
     if (!(cond)) ::tw::throw_internal(#cond, __FILE__, __LINE__); \
   } while (0)

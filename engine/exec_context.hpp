@@ -7,21 +7,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "engine/backend.hpp"
 
 namespace tw {
 
 struct ExecContext {
-  Backend backend;                   // cpu, or cuda:N (possibly still starting: Backend::pending)
-  int threads = 0;                   // 0: all cores (the caller limits TBB's arena)
-  size_t memory = size_t{1} << 30;   // host budget for pixel data (docs/LIMITS.md)
-  size_t gpu_memory = 0;             // device budget; 0: half the device's free memory
-  int64_t tile = 256;                // tile size of outputs and working stores
-  std::string scratch_near;          // scratch files go in this path's folder; empty: $TMPDIR
+  Backend backend;                  // cpu, or cuda:N (possibly still starting: Backend::pending)
+  int threads = 0;                  // 0: all cores (the caller limits TBB's arena)
+  size_t memory = size_t{1} << 30;  // host budget for pixel data (docs/LIMITS.md)
+  size_t gpu_memory = 0;            // device budget; 0: half the device's free memory
+  int64_t tile = 256;               // tile size of outputs and working stores
+  std::string scratch_near;         // scratch files go in this path's folder; empty: $TMPDIR
   // Figures for --report: jobs add their own keys.
   nlohmann::json report = nlohmann::json::object();
   // A label and a fraction done, for a progress display (may be empty).

@@ -16,9 +16,7 @@ struct Rect {
   constexpr int64_t y1() const { return y + h; }  // exclusive
   constexpr bool empty() const { return w <= 0 || h <= 0; }
   constexpr int64_t area() const { return empty() ? 0 : w * h; }
-  constexpr bool contains(int64_t px, int64_t py) const {
-    return px >= x && px < x1() && py >= y && py < y1();
-  }
+  constexpr bool contains(int64_t px, int64_t py) const { return px >= x && px < x1() && py >= y && py < y1(); }
   constexpr bool contains(const Rect& r) const {
     return r.empty() || (r.x >= x && r.y >= y && r.x1() <= x1() && r.y1() <= y1());
   }
@@ -49,14 +47,14 @@ struct TileGrid {
     return Rect(tx * tile_w, ty * tile_h, tile_w, tile_h).intersect(bounds());
   }
   // The tile's full (unclipped) rectangle, as stored in a tiled file.
-  Rect tile_full_rect(int64_t tx, int64_t ty) const {
-    return {tx * tile_w, ty * tile_h, tile_w, tile_h};
-  }
+  Rect tile_full_rect(int64_t tx, int64_t ty) const { return {tx * tile_w, ty * tile_h, tile_w, tile_h}; }
   // First and one-past-last tile index (per axis) that overlaps r.
   int64_t col_of(int64_t px) const { return px / tile_w; }
   int64_t row_of(int64_t py) const { return py / tile_h; }
 };
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace tw

@@ -42,8 +42,12 @@ const HostAllocator& default_allocator() {
   return a;
 }
 
-size_t image_bytes_live() { return g_live.load(); }
-size_t image_bytes_peak() { return g_peak.load(); }
+size_t image_bytes_live() {
+  return g_live.load();
+}
+size_t image_bytes_peak() {
+  return g_peak.load();
+}
 
 ImageView ImageView::sub(const Rect& r) const {
   TW_ASSERT(rect.contains(r));
@@ -84,7 +88,9 @@ Image& Image::operator=(Image&& o) noexcept {
   return *this;
 }
 
-Image::~Image() { release(); }
+Image::~Image() {
+  release();
+}
 
 void Image::release() {
   if (data_) {

@@ -18,9 +18,7 @@ struct ImageView {
   size_t stride = 0;
   uint8_t* data = nullptr;
 
-  uint8_t* row_bytes(int64_t gy) const {
-    return data + static_cast<size_t>(gy - rect.y) * stride;
-  }
+  uint8_t* row_bytes(int64_t gy) const { return data + static_cast<size_t>(gy - rect.y) * stride; }
   uint8_t* ptr_bytes(int64_t gx, int64_t gy) const {
     return row_bytes(gy) + static_cast<size_t>(gx - rect.x) * fmt.bytes_per_pixel();
   }

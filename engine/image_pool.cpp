@@ -2,7 +2,9 @@
 
 namespace tw {
 
-ImagePool::ImagePool(const HostAllocator* alloc) : state_(std::make_shared<State>()) { state_->alloc = alloc; }
+ImagePool::ImagePool(const HostAllocator* alloc) : state_(std::make_shared<State>()) {
+  state_->alloc = alloc;
+}
 
 std::shared_ptr<Image> ImagePool::acquire(PixelFormat fmt, const Rect& rect) {
   Image img;
@@ -18,8 +20,10 @@ std::shared_ptr<Image> ImagePool::acquire(PixelFormat fmt, const Rect& rect) {
       f.erase(f.begin() + static_cast<long>(best));
     }
   }
-  if (img.empty()) img = Image(fmt, rect, state_->alloc);
-  else img.reshape(fmt, rect);
+  if (img.empty())
+    img = Image(fmt, rect, state_->alloc);
+  else
+    img.reshape(fmt, rect);
   std::weak_ptr<State> weak = state_;
   return std::shared_ptr<Image>(new Image(std::move(img)), [weak](Image* p) {
     if (auto s = weak.lock()) {

@@ -3,8 +3,7 @@
 namespace tw {
 
 std::optional<JpegCoefLayout> gpu_jpeg_coef_layout(const RawTileFormat& f) {
-  if (f.codec != Codec::kJpeg || f.bits_per_sample != 8 || f.tile_w != f.tile_h || f.tile_w % 16 != 0 ||
-      f.tile_w <= 0)
+  if (f.codec != Codec::kJpeg || f.bits_per_sample != 8 || f.tile_w != f.tile_h || f.tile_w % 16 != 0 || f.tile_w <= 0)
     return std::nullopt;
   JpegCoefLayout l;
   l.tile = f.tile_w;

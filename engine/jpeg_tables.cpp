@@ -4,7 +4,8 @@
 
 namespace tw {
 
-void merge_jpeg_tables(const std::vector<uint8_t>& tables, const std::vector<uint8_t>& tile, std::vector<uint8_t>& out) {
+void merge_jpeg_tables(const std::vector<uint8_t>& tables, const std::vector<uint8_t>& tile,
+                       std::vector<uint8_t>& out) {
   const bool tables_end_eoi = tables.size() >= 4 && tables[tables.size() - 2] == 0xff && tables.back() == 0xd9;
   const bool tile_starts_soi = tile.size() >= 2 && tile[0] == 0xff && tile[1] == 0xd8;
   if (!tables_end_eoi || !tile_starts_soi) {

@@ -1,8 +1,7 @@
 #pragma once
 // JSON text through nlohmann-json, for everything the tool prints or writes.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tw {
 

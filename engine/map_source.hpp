@@ -13,8 +13,8 @@ namespace tw {
 class MapSource : public TileSource {
  public:
   // in[k] points at row y of input k (at column x0); out at row y of the result.
-  using RowFn = std::function<void(const std::vector<const uint8_t*>& in, uint8_t* out, int64_t x0, int64_t y,
-                                   int64_t n)>;
+  using RowFn =
+      std::function<void(const std::vector<const uint8_t*>& in, uint8_t* out, int64_t x0, int64_t y, int64_t n)>;
   // Inputs must outlive this source; all have level 0 of the same size.
   MapSource(std::vector<const TileSource*> inputs, PixelFormat out_fmt, RowFn fn, std::string name);
 

@@ -29,15 +29,23 @@ size_t parse_byte_size(const std::string& s) {
   }
   std::string unit = s.substr(i);
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit = unit.substr(0, unit.size() - 2);
-  else if (unit.size() == 2 && unit[1] == 'B') unit = unit.substr(0, 1);
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB")
+    unit = unit.substr(0, unit.size() - 2);
+  else if (unit.size() == 2 && unit[1] == 'B')
+    unit = unit.substr(0, 1);
   double mult = 1;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "K") mult = 1024.0;
-  else if (unit == "M") mult = 1024.0 * 1024;
-  else if (unit == "G") mult = 1024.0 * 1024 * 1024;
-  else if (unit == "T") mult = 1024.0 * 1024 * 1024 * 1024;
-  else throw InputError(bad);
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "K")
+    mult = 1024.0;
+  else if (unit == "M")
+    mult = 1024.0 * 1024;
+  else if (unit == "G")
+    mult = 1024.0 * 1024 * 1024;
+  else if (unit == "T")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else
+    throw InputError(bad);
   const double bytes = value * mult;
   if (!std::isfinite(bytes) || bytes < 1 || bytes > 1e18) throw InputError(bad);
   return static_cast<size_t>(bytes);

@@ -24,9 +24,13 @@ void release_free_heap();
 // page to lock and map: freeing 270 MB of pinned bands took 45 ms on the
 // H100 machine, 4 ms on 2 MB pages; pinning 173 MB, 81-118 ms against 37-64.
 constexpr size_t kHugePageBytes = size_t{2} << 20;
-constexpr bool wants_huge_pages(size_t bytes) { return bytes >= 4 * kHugePageBytes; }
+constexpr bool wants_huge_pages(size_t bytes) {
+  return bytes >= 4 * kHugePageBytes;
+}
 // The size a huge-page buffer really takes (whole 2 MB pages).
-constexpr size_t huge_rounded(size_t bytes) { return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1); }
+constexpr size_t huge_rounded(size_t bytes) {
+  return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+}
 // huge_rounded(bytes) bytes aligned to 2 MB, advised as huge pages; std::free
 // releases them. Throws std::bad_alloc.
 void* allocate_huge(size_t bytes);

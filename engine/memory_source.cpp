@@ -14,6 +14,8 @@ MemorySource::MemorySource(Image img, double mpp, std::string name) : img_(std::
   info_.levels.push_back(li);
 }
 
-void MemorySource::read_inside(int, const ImageView& dst) const { copy_overlap(img_.view(), dst); }
+void MemorySource::read_inside(int, const ImageView& dst) const {
+  copy_overlap(img_.view(), dst);
+}
 
 }  // namespace tw

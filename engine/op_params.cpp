@@ -32,7 +32,8 @@ double parse_real_param(const std::string& name, const std::string& v, double lo
   const double d = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != 0 || errno == ERANGE || !std::isfinite(d))
     throw ParamError("--" + name + " '" + v + "' is not a number");
-  if (d < lo || d > hi) throw ParamError("--" + name + " " + v + " is out of range " + fmt_real(lo) + ".." + fmt_real(hi));
+  if (d < lo || d > hi)
+    throw ParamError("--" + name + " " + v + " is out of range " + fmt_real(lo) + ".." + fmt_real(hi));
   return d;
 }
 
@@ -122,18 +123,29 @@ std::string OpParams::choice(const std::string& name) const {
   throw ParamError("--" + name + " " + v + ": expected " + all);
 }
 
-std::string OpParams::text(const std::string& name) const { return raw(spec(name)); }
+std::string OpParams::text(const std::string& name) const {
+  return raw(spec(name));
+}
 
 void OpParams::check_all() const {
   if (!specs_) return;
   for (const auto& s : *specs_) {
     if (!has(s.name) && !s.required) continue;
     switch (s.kind) {
-      case ParamSpec::Kind::kReal: real(s.name); break;
-      case ParamSpec::Kind::kInteger: integer(s.name); break;
-      case ParamSpec::Kind::kChoice: choice(s.name); break;
-      case ParamSpec::Kind::kText: text(s.name); break;
-      case ParamSpec::Kind::kFlag: break;
+      case ParamSpec::Kind::kReal:
+        real(s.name);
+        break;
+      case ParamSpec::Kind::kInteger:
+        integer(s.name);
+        break;
+      case ParamSpec::Kind::kChoice:
+        choice(s.name);
+        break;
+      case ParamSpec::Kind::kText:
+        text(s.name);
+        break;
+      case ParamSpec::Kind::kFlag:
+        break;
     }
   }
 }

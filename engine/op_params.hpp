@@ -23,13 +23,13 @@ class ParamError : public InputError {
 
 struct ParamSpec {
   enum class Kind { kReal, kInteger, kFlag, kChoice, kText };
-  std::string name;         // without "--"
+  std::string name;  // without "--"
   Kind kind = Kind::kReal;
   std::string placeholder;  // "S", "N"; empty for a flag
   std::string help;
-  double lo = 0, hi = 0;    // kReal, kInteger: the accepted range
-  std::string fallback;     // the default as text; empty: none (see required)
-  bool required = false;    // "OP needs --NAME"
+  double lo = 0, hi = 0;             // kReal, kInteger: the accepted range
+  std::string fallback;              // the default as text; empty: none (see required)
+  bool required = false;             // "OP needs --NAME"
   std::vector<std::string> choices;  // kChoice
 
   static ParamSpec real(std::string name, std::string placeholder, double lo, double hi, std::string fallback,

@@ -9,10 +9,14 @@ namespace tw {
 
 const char* category_name(OpCategory c) {
   switch (c) {
-    case OpCategory::kPixel: return "pixel";
-    case OpCategory::kNeighbourhood: return "neighbourhood";
-    case OpCategory::kReduction: return "reduction";
-    case OpCategory::kWholeImage: return "whole-image";
+    case OpCategory::kPixel:
+      return "pixel";
+    case OpCategory::kNeighbourhood:
+      return "neighbourhood";
+    case OpCategory::kReduction:
+      return "reduction";
+    case OpCategory::kWholeImage:
+      return "whole-image";
   }
   return "?";
 }
@@ -63,11 +67,15 @@ std::string params_markdown(const OpDef& op) {
       case ParamSpec::Kind::kChoice:
         for (const auto& c : p.choices) range += (range.empty() ? "" : ", ") + c;
         break;
-      case ParamSpec::Kind::kFlag: range = "flag", def = "off"; break;
-      case ParamSpec::Kind::kText: range = "text"; break;
+      case ParamSpec::Kind::kFlag:
+        range = "flag", def = "off";
+        break;
+      case ParamSpec::Kind::kText:
+        range = "text";
+        break;
     }
-    s += "| `--" + p.name + (p.placeholder.empty() ? "" : " " + p.placeholder) + "` | " + range + " | " + def +
-         " | " + p.help + " |\n";
+    s += "| `--" + p.name + (p.placeholder.empty() ? "" : " " + p.placeholder) + "` | " + range + " | " + def + " | " +
+         p.help + " |\n";
   }
   return s;
 }

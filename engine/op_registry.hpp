@@ -9,10 +9,9 @@
 // one list in jobs/all_ops.cpp calls it (docs/ops/writing-an-op.md).
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/exec_context.hpp"
 #include "engine/op_params.hpp"
@@ -41,22 +40,22 @@ struct ImageType {
 struct OpResult {
   std::shared_ptr<const TileSource> image;
   nlohmann::json values = nlohmann::json::object();  // reductions' results, figures for the report
-  std::vector<std::string> messages;                // lines for the user ("Otsu threshold: 103")
-  std::string description;                          // for the output file ("Tilewave filter gaussian")
-  std::string summary;                              // how it went, for the "wrote ..." line
+  std::vector<std::string> messages;                 // lines for the user ("Otsu threshold: 103")
+  std::string description;                           // for the output file ("Tilewave filter gaussian")
+  std::string summary;                               // how it went, for the "wrote ..." line
 };
 
 struct OpDef {
   std::string name;                  // "gaussian", "fill-holes"
   std::vector<std::string> command;  // the CLI's words: {"filter", "gaussian"}, {"edt"}
   OpCategory category = OpCategory::kPixel;
-  std::string summary;               // one line, for lists
-  std::string usage;                 // the options part of the usage line ("--sigma S")
-  std::string help;                  // the paragraph of --help and of the docs
+  std::string summary;                          // one line, for lists
+  std::string usage;                            // the options part of the usage line ("--sigma S")
+  std::string help;                             // the paragraph of --help and of the docs
   std::vector<std::string> inputs = {"INPUT"};  // the image arguments, in order
   std::vector<ParamSpec> params;
-  std::string takes;                 // the input pixel types, in words ("8-bit gray or RGB")
-  bool lossless = true;              // results stored deflate by default (JPEG would change them)
+  std::string takes;     // the input pixel types, in words ("8-bit gray or RGB")
+  bool lossless = true;  // results stored deflate by default (JPEG would change them)
 
   // Cross-parameter rules (ParamError), beyond each value's own range.
   std::function<void(const OpParams&)> validate;

@@ -4,10 +4,14 @@ namespace tw {
 
 const char* sample_name(SampleType t) {
   switch (t) {
-    case SampleType::kU8: return "u8";
-    case SampleType::kU16: return "u16";
-    case SampleType::kI32: return "i32";
-    case SampleType::kF32: return "f32";
+    case SampleType::kU8:
+      return "u8";
+    case SampleType::kU16:
+      return "u16";
+    case SampleType::kI32:
+      return "i32";
+    case SampleType::kF32:
+      return "f32";
   }
   return "?";
 }

@@ -45,15 +45,14 @@ void Progress::finish() {
 }
 
 void Progress::print(bool final) {
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const int64_t done = done_.load();
   const double mps = secs > 0 ? done * pixels_per_unit_ / 1e6 / secs : 0;
   const double pct = total_ > 0 ? 100.0 * done / total_ : 100.0;
   const double eta = done > 0 ? secs * (total_ - done) / done : 0;
   std::fprintf(stderr, "\r%s: %lld/%lld (%5.1f%%)  %.0f MP/s  %s %.0fs   %s", label_.c_str(),
-               static_cast<long long>(done), static_cast<long long>(total_), pct, mps,
-               final ? "took" : "ETA", final ? secs : eta, final ? "\n" : "");
+               static_cast<long long>(done), static_cast<long long>(total_), pct, mps, final ? "took" : "ETA",
+               final ? secs : eta, final ? "\n" : "");
   std::fflush(stderr);
 }
 

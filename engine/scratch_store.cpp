@@ -1,12 +1,12 @@
 #include "engine/scratch_store.hpp"
 
-#include "engine/memory.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "engine/memory.hpp"
 
 namespace tw {
 
@@ -171,7 +171,9 @@ void ScratchStore::release(int64_t index) {
   }
 }
 
-ScratchStore::Pin::Pin(Pin&& o) noexcept : store_(o.store_), index_(o.index_), entry_(o.entry_) { o.store_ = nullptr; }
+ScratchStore::Pin::Pin(Pin&& o) noexcept : store_(o.store_), index_(o.index_), entry_(o.entry_) {
+  o.store_ = nullptr;
+}
 
 ScratchStore::Pin& ScratchStore::Pin::operator=(Pin&& o) noexcept {
   if (this != &o) {
@@ -186,7 +188,9 @@ ScratchStore::Pin::~Pin() {
   if (store_) store_->release(index_);
 }
 
-Image& ScratchStore::Pin::image() const { return static_cast<Entry*>(entry_)->img; }
+Image& ScratchStore::Pin::image() const {
+  return static_cast<Entry*>(entry_)->img;
+}
 
 void ScratchStore::Pin::mark_dirty() {
   std::lock_guard<std::mutex> l(store_->mu_);

@@ -27,10 +27,18 @@ void fill_constant_pixels(uint8_t* p, int64_t n, int channels, double value) {
 
 void fill_constant(uint8_t* p, int64_t n, PixelFormat fmt, double value) {
   switch (fmt.type) {
-    case SampleType::kU8: fill_constant_pixels<uint8_t>(p, n, fmt.channels, value); break;
-    case SampleType::kU16: fill_constant_pixels<uint16_t>(p, n, fmt.channels, value); break;
-    case SampleType::kI32: fill_constant_pixels<int32_t>(p, n, fmt.channels, value); break;
-    case SampleType::kF32: fill_constant_pixels<float>(p, n, fmt.channels, value); break;
+    case SampleType::kU8:
+      fill_constant_pixels<uint8_t>(p, n, fmt.channels, value);
+      break;
+    case SampleType::kU16:
+      fill_constant_pixels<uint16_t>(p, n, fmt.channels, value);
+      break;
+    case SampleType::kI32:
+      fill_constant_pixels<int32_t>(p, n, fmt.channels, value);
+      break;
+    case SampleType::kF32:
+      fill_constant_pixels<float>(p, n, fmt.channels, value);
+      break;
   }
 }
 

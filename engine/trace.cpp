@@ -2,9 +2,9 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -43,8 +43,13 @@ struct Trace {
     }
     nlohmann::json all = nlohmann::json::array();
     for (const Event& e : events)
-      all.push_back({{"name", e.name}, {"ph", "X"}, {"pid", 1}, {"tid", e.thread}, {"ts", e.t0_us},
-                     {"dur", e.t1_us - e.t0_us}, {"args", {{"n", e.arg}}}});
+      all.push_back({{"name", e.name},
+                     {"ph", "X"},
+                     {"pid", 1},
+                     {"tid", e.thread},
+                     {"ts", e.t0_us},
+                     {"dur", e.t1_us - e.t0_us},
+                     {"args", {{"n", e.arg}}}});
     const std::string text = dump_json(all) + "\n";
     std::fwrite(text.data(), 1, text.size(), f);
     std::fclose(f);
@@ -61,7 +66,9 @@ const bool g_enabled = !trace().path.empty();
 
 }  // namespace
 
-bool trace_enabled() { return g_enabled; }
+bool trace_enabled() {
+  return g_enabled;
+}
 
 void trace_record(const char* name, int64_t arg, std::chrono::steady_clock::time_point t0,
                   std::chrono::steady_clock::time_point t1) {

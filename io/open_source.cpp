@@ -22,7 +22,8 @@ ReaderChoice parse_reader(const std::string& s) {
 SourcePtr open_source(const std::string& spec, ReaderChoice reader) {
   const std::string synth = "synthetic";
   if (spec == synth || spec.rfind(synth + ":", 0) == 0)
-    return std::make_shared<SyntheticSource>(parse_synthetic_spec(spec.size() > synth.size() ? spec.substr(synth.size() + 1) : ""));
+    return std::make_shared<SyntheticSource>(
+        parse_synthetic_spec(spec.size() > synth.size() ? spec.substr(synth.size() + 1) : ""));
   struct stat st {};
   if (::stat(spec.c_str(), &st) != 0) throw InputError("cannot open " + spec + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw InputError(spec + " is a folder, not a slide");

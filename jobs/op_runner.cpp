@@ -27,8 +27,10 @@ OpResult run_registered_op(const OpDef& op, const std::vector<std::shared_ptr<co
   check_op(op, types, params);
   // Reductions read each pixel once: no cache of decoded tiles for them.
   for (const auto& in : inputs) {
-    if (op.category == OpCategory::kReduction) ctx.take_memory(reserve_decode_memory(*in, ctx.memory, ctx.thread_count()));
-    else reserve_input_reads(*in, ctx);
+    if (op.category == OpCategory::kReduction)
+      ctx.take_memory(reserve_decode_memory(*in, ctx.memory, ctx.thread_count()));
+    else
+      reserve_input_reads(*in, ctx);
   }
   return op.run(inputs, params, ctx);
 }

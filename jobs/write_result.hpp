@@ -16,19 +16,19 @@ namespace tw {
 
 struct OutputSpec {
   std::string path;
-  std::string description;          // ImageDescription of level 0
-  std::optional<Codec> codec;       // none: JPEG for 8-bit gray or RGB (unless lossless), else deflate
-  bool lossless = false;            // results of ops: deflate unless a codec is given
-  int quality = 90;                 // JPEG
+  std::string description;     // ImageDescription of level 0
+  std::optional<Codec> codec;  // none: JPEG for 8-bit gray or RGB (unless lossless), else deflate
+  bool lossless = false;       // results of ops: deflate unless a codec is given
+  int quality = 90;            // JPEG
   ChromaSubsampling subsampling = ChromaSubsampling::k420;
-  bool subsampling_given = false;   // pass-through of JPEG tiles needs their subsampling to match
-  int level = -1;                   // deflate/zstd effort; -1: the codec's default
+  bool subsampling_given = false;  // pass-through of JPEG tiles needs their subsampling to match
+  int level = -1;                  // deflate/zstd effort; -1: the codec's default
   bool predictor = true;
-  int64_t min_size = 256;           // levels until both sides are <= this
+  int64_t min_size = 256;  // levels until both sides are <= this
   PyramidJobOptions::GpuJpeg gpu_jpeg = PyramidJobOptions::GpuJpeg::kAuto;
-  bool allow_passthrough = false;   // copy level-0 tiles when they are what we would write
-  bool copy_associated = false;     // label, macro, thumbnail
-  int64_t gpu_join_row = -1;        // tests: where a starting GPU takes the pass over
+  bool allow_passthrough = false;  // copy level-0 tiles when they are what we would write
+  bool copy_associated = false;    // label, macro, thumbnail
+  int64_t gpu_join_row = -1;       // tests: where a starting GPU takes the pass over
 };
 
 struct WriteResult {

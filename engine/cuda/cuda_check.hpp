@@ -13,9 +13,9 @@ namespace tw {
 
 }  // namespace tw
 
-#define TW_CUDA_CHECK(call)                                               \
-  do {                                                                    \
-    const cudaError_t tw_err_ = (call);                                   \
+#define TW_CUDA_CHECK(call)                                                           \
+  do {                                                                                \
+    const cudaError_t tw_err_ = (call);                                               \
     if (tw_err_ != cudaSuccess) ::tw::throw_cuda(tw_err_, #call, __FILE__, __LINE__); \
   } while (0)
 

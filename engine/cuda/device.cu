@@ -8,11 +8,12 @@
 namespace tw {
 
 void throw_cuda(cudaError_t e, const char* call, const char* file, int line) {
-  throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
-                  cudaGetErrorString(e));
+  throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + cudaGetErrorString(e));
 }
 
-bool cuda_compiled() { return true; }
+bool cuda_compiled() {
+  return true;
+}
 
 namespace {
 
@@ -64,16 +65,24 @@ const std::shared_future<Probe>& started() {
 
 }  // namespace
 
-void cuda_warm_up() { started(); }
+void cuda_warm_up() {
+  started();
+}
 
-bool cuda_devices_ready() { return started().wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+bool cuda_devices_ready() {
+  return started().wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
 
-std::vector<CudaDeviceInfo> cuda_devices() { return started().get().devices; }
+std::vector<CudaDeviceInfo> cuda_devices() {
+  return started().get().devices;
+}
 
 void cuda_settle() {
   if (g_probe.valid()) g_probe.wait();
 }
 
-std::string cuda_unavailable_reason() { return started().get().reason; }
+std::string cuda_unavailable_reason() {
+  return started().get().reason;
+}
 
 }  // namespace tw

@@ -3,11 +3,19 @@
 
 namespace tw {
 
-bool cuda_compiled() { return false; }
-std::vector<CudaDeviceInfo> cuda_devices() { return {}; }
+bool cuda_compiled() {
+  return false;
+}
+std::vector<CudaDeviceInfo> cuda_devices() {
+  return {};
+}
 void cuda_warm_up() {}
-bool cuda_devices_ready() { return true; }
+bool cuda_devices_ready() {
+  return true;
+}
 void cuda_settle() {}
-std::string cuda_unavailable_reason() { return "this build has no CUDA backend (nvcc was not found)"; }
+std::string cuda_unavailable_reason() {
+  return "this build has no CUDA backend (nvcc was not found)";
+}
 
 }  // namespace tw

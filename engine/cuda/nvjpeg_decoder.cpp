@@ -8,7 +8,8 @@ namespace tw::cuda {
 namespace {
 
 void check(nvjpegStatus_t st, const char* call) {
-  if (st != NVJPEG_STATUS_SUCCESS) throw CudaError(std::string(call) + " failed: nvJPEG status " + std::to_string(int(st)));
+  if (st != NVJPEG_STATUS_SUCCESS)
+    throw CudaError(std::string(call) + " failed: nvJPEG status " + std::to_string(int(st)));
 }
 
 }  // namespace
@@ -35,7 +36,8 @@ NvJpegDecoder::NvJpegDecoder(int channels) : impl_(std::make_unique<Impl>()) {
     backend_ = "hardware";
   } else {
     impl_->handle = nullptr;
-    check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->handle), "nvjpegCreateEx");
+    check(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &impl_->handle),
+          "nvjpegCreateEx");
     backend_ = "cuda";
   }
   check(nvjpegJpegStateCreate(impl_->handle, &impl_->state), "nvjpegJpegStateCreate");
@@ -61,10 +63,12 @@ void NvJpegDecoder::decode(const std::vector<JpegStream>& streams, uint8_t* dst,
     im.dests[i].channel[0] = dst + offsets[i];
     im.dests[i].pitch[0] = pitch;
   }
-  const nvjpegStatus_t st = nvjpegDecodeBatched(im.handle, im.state, im.data.data(), im.lengths.data(), im.dests.data(), s);
+  const nvjpegStatus_t st =
+      nvjpegDecodeBatched(im.handle, im.state, im.data.data(), im.lengths.data(), im.dests.data(), s);
   if (st != NVJPEG_STATUS_SUCCESS) {
     im.batch = 0;  // a failed batch needs re-initialising
-    throw InputError("corrupt or unsupported JPEG data in " + what + " (nvJPEG status " + std::to_string(int(st)) + ")");
+    throw InputError("corrupt or unsupported JPEG data in " + what + " (nvJPEG status " + std::to_string(int(st)) +
+                     ")");
   }
 }
 

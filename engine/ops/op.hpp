@@ -39,24 +39,25 @@ struct Separable {};  // see engine/ops/separable.hpp
 // The neighbourhood of one output pixel inside a tile read with its halo.
 template <class T>
 struct Window {
-  const T* center;   // sample 0 of the pixel itself
-  int64_t stride;    // elements per row of the tile
+  const T* center;  // sample 0 of the pixel itself
+  int64_t stride;   // elements per row of the tile
   int channels;
-  int64_t x, y;      // the pixel's global coordinates
+  int64_t x, y;           // the pixel's global coordinates
   int64_t width, height;  // the image's size
   TW_HD T operator()(int dx, int dy, int c = 0) const { return center[dy * stride + dx * channels + c]; }
   // Whether a neighbour lies inside the image (the halo outside it is made up
   // by the op's border rule; some ops want to treat it differently).
-  TW_HD bool inside(int dx, int dy) const {
-    return x + dx >= 0 && x + dx < width && y + dy >= 0 && y + dy < height;
-  }
+  TW_HD bool inside(int dx, int dy) const { return x + dx >= 0 && x + dx < width && y + dy >= 0 && y + dy < height; }
 };
 
 template <class T>
 constexpr SampleType sample_type_of() {
-  if constexpr (std::is_same_v<T, uint8_t>) return SampleType::kU8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return SampleType::kU16;
-  else if constexpr (std::is_same_v<T, int32_t>) return SampleType::kI32;
+  if constexpr (std::is_same_v<T, uint8_t>)
+    return SampleType::kU8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return SampleType::kU16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return SampleType::kI32;
   else {
     static_assert(std::is_same_v<T, float>, "op samples are uint8_t, uint16_t, int32_t or float");
     return SampleType::kF32;
@@ -64,20 +65,28 @@ constexpr SampleType sample_type_of() {
 }
 
 template <class Op>
-PixelFormat in_format() { return PixelFormat{sample_type_of<typename Op::In>(), Op::kIn}; }
+PixelFormat in_format() {
+  return PixelFormat{sample_type_of<typename Op::In>(), Op::kIn};
+}
 template <class Op>
-PixelFormat out_format() { return PixelFormat{sample_type_of<typename Op::Out>(), Op::kOut}; }
+PixelFormat out_format() {
+  return PixelFormat{sample_type_of<typename Op::Out>(), Op::kOut};
+}
 
 template <class Op>
 int op_radius(const Op& op) {
-  if constexpr (!std::is_same_v<typename Op::Category, Pixel>) return op.radius();
-  else return 0;
+  if constexpr (!std::is_same_v<typename Op::Category, Pixel>)
+    return op.radius();
+  else
+    return 0;
 }
 
 template <class Op>
 Border op_border(const Op& op) {
-  if constexpr (!std::is_same_v<typename Op::Category, Pixel>) return op.border();
-  else return {};
+  if constexpr (!std::is_same_v<typename Op::Category, Pixel>)
+    return op.border();
+  else
+    return {};
 }
 
 }  // namespace tw::ops

@@ -43,13 +43,13 @@ __global__ void pixel_kernel(Op op, const typename Op::In* src, typename Op::Out
 // whose pixels share work, like that one, bring their own kernel:
 // has_cuda_block below; Canny's takes 0.29 ms.)
 template <class Op>
-__global__ void neighborhood_kernel(Op op, const typename Op::In* src, typename Op::Out* dst, int w, int h,
-                                           int R, int64_t x0, int64_t y0, int64_t W, int64_t H) {
+__global__ void neighborhood_kernel(Op op, const typename Op::In* src, typename Op::Out* dst, int w, int h, int R,
+                                    int64_t x0, int64_t y0, int64_t W, int64_t H) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
   const int64_t stride = static_cast<int64_t>(w + 2 * R) * Op::kIn;
-  Window<typename Op::In> win{src + (y + R) * stride + static_cast<int64_t>(x + R) * Op::kIn, stride, Op::kIn,
-                              x0 + x, y0 + y, W, H};
+  Window<typename Op::In> win{
+      src + (y + R) * stride + static_cast<int64_t>(x + R) * Op::kIn, stride, Op::kIn, x0 + x, y0 + y, W, H};
   op(win, dst + (static_cast<int64_t>(y) * w + x) * Op::kOut);
 }
 
@@ -99,7 +99,9 @@ __global__ void separable_cols(Op op, Taps taps, int R, const float* mid, typena
   dst[static_cast<int64_t>(j) * wc + i] = op.finish(acc);
 }
 
-inline int blocks(int64_t n, int b) { return static_cast<int>((n + b - 1) / b); }
+inline int blocks(int64_t n, int b) {
+  return static_cast<int>((n + b - 1) / b);
+}
 
 template <class Op>
 class CudaOpSource final : public TileSource {
@@ -112,7 +114,8 @@ class CudaOpSource final : public TileSource {
     require_format(*in_, in_format<Op>(), name);
     info_ = result_info(*in_, out_format<Op>(), name);
     if constexpr (std::is_same_v<typename Op::Category, Separable>) {
-      if (op_.radius() > kMaxSeparableRadius) throw InputError(name + ": filter radius over " + std::to_string(kMaxSeparableRadius));
+      if (op_.radius() > kMaxSeparableRadius)
+        throw InputError(name + ": filter radius over " + std::to_string(kMaxSeparableRadius));
       for (int k = 0; k <= 2 * op_.radius(); ++k) taps_.t[k] = op_.taps()[k];
     }
   }
@@ -157,8 +160,9 @@ class CudaOpSource final : public TileSource {
       auto* mid = reinterpret_cast<float*>(lane->dev_mid.get());
       const int wc = w * Op::kIn;
       separable_rows<Op><<<dim3(blocks(wc, 128), static_cast<unsigned>(sr.h)), 128, 0, s>>>(taps_, R, din, mid, wc,
-                                                                                             static_cast<int>(sr.h));
-      separable_cols<Op><<<dim3(blocks(wc, 128), static_cast<unsigned>(h)), 128, 0, s>>>(op_, taps_, R, mid, dout, wc, h);
+                                                                                            static_cast<int>(sr.h));
+      separable_cols<Op>
+          <<<dim3(blocks(wc, 128), static_cast<unsigned>(h)), 128, 0, s>>>(op_, taps_, R, mid, dout, wc, h);
     }
     TW_CUDA_CHECK(cudaGetLastError());
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), dout, out_bytes, cudaMemcpyDeviceToHost, s));
@@ -189,6 +193,6 @@ std::shared_ptr<const TileSource> make_cuda_op_source(std::shared_ptr<const Tile
 }  // namespace tw::ops
 
 // In an op's .cu file: compiles the GPU runner for that op.
-#define TW_CUDA_OP(...)                                                                                    \
-  template std::shared_ptr<const ::tw::TileSource> tw::ops::make_cuda_op_source<__VA_ARGS__>(            \
+#define TW_CUDA_OP(...)                                                                       \
+  template std::shared_ptr<const ::tw::TileSource> tw::ops::make_cuda_op_source<__VA_ARGS__>( \
       std::shared_ptr<const ::tw::TileSource>, const __VA_ARGS__&, int, const std::string&)

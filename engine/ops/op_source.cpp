@@ -24,7 +24,8 @@ SourceInfo result_info(const TileSource& in, PixelFormat out, const std::string&
 
 void require_format(const TileSource& in, PixelFormat want, const std::string& op_name) {
   if (in.info().fmt != want)
-    throw InputError(op_name + " needs " + want.str() + " pixels, but " + in.info().path + " is " + in.info().fmt.str());
+    throw InputError(op_name + " needs " + want.str() + " pixels, but " + in.info().path + " is " +
+                     in.info().fmt.str());
 }
 
 }  // namespace tw::ops
@@ -38,8 +39,8 @@ std::vector<Rect> reduce_cells(const TileSource& in, size_t memory) {
   // A cell is read, and on the GPU staged once more in pinned memory: three
   // copies per thread fit the budget; at most 32 MB a cell (enough to keep
   // a thread busy), at least one 4 KB row piece.
-  const int64_t per_cell = std::clamp<int64_t>(static_cast<int64_t>(memory / (3 * static_cast<size_t>(threads))),
-                                               4096, int64_t{32} << 20);
+  const int64_t per_cell =
+      std::clamp<int64_t>(static_cast<int64_t>(memory / (3 * static_cast<size_t>(threads))), 4096, int64_t{32} << 20);
   const int64_t row = std::max<int64_t>(1, l0.width * bpp);
   const int64_t w = row <= per_cell ? l0.width : std::max<int64_t>(1, per_cell / bpp);
   const int64_t h = std::clamp<int64_t>(per_cell / (w * bpp), 1, 1024);

@@ -68,8 +68,8 @@ void for_each_cell_on_device(const TileSource& in, const std::vector<Rect>& cell
     lane->reserve(bytes, 0);
     const ImageView v{f, r, static_cast<size_t>(r.w) * f.bytes_per_pixel(), lane->host_in.get()};
     copy_overlap(px.view(), v);
-    TW_CUDA_CHECK(cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), bytes, cudaMemcpyHostToDevice,
-                                  lane->stream.get()));
+    TW_CUDA_CHECK(
+        cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), bytes, cudaMemcpyHostToDevice, lane->stream.get()));
     fn(*lane, b, reinterpret_cast<const typename Op::In*>(lane->dev_in.get()), r.area());
   });
 }
@@ -89,8 +89,8 @@ typename Op::Acc reduce_cuda(const TileSource& in, const Op& op, int device, siz
     reduce_kernel<Op><<<grid, kReduceThreads, kReduceThreads * sizeof(Acc), lane.stream.get()>>>(
         op, px, n, reinterpret_cast<Acc*>(lane.dev_out.get()));
     TW_CUDA_CHECK(cudaGetLastError());
-    TW_CUDA_CHECK(cudaMemcpyAsync(lane.host_out.get(), lane.dev_out.get(), grid * sizeof(Acc),
-                                  cudaMemcpyDeviceToHost, lane.stream.get()));
+    TW_CUDA_CHECK(cudaMemcpyAsync(lane.host_out.get(), lane.dev_out.get(), grid * sizeof(Acc), cudaMemcpyDeviceToHost,
+                                  lane.stream.get()));
     lane.stream.sync();
     const Acc* p = reinterpret_cast<const Acc*>(lane.host_out.get());
     part[static_cast<size_t>(b)].assign(p, p + grid);
@@ -106,20 +106,22 @@ std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int dev
   using namespace cuda_detail;
   const int bins = op.bins();
   int copies = 1;
-  if (static_cast<size_t>(bins) * (kReduceThreads / 32) * 4 <= 32768) copies = kReduceThreads / 32;
-  else if (static_cast<size_t>(bins) * 4 > 48 * 1024) throw InputError("at most 12288 histogram bins on the GPU");
+  if (static_cast<size_t>(bins) * (kReduceThreads / 32) * 4 <= 32768)
+    copies = kReduceThreads / 32;
+  else if (static_cast<size_t>(bins) * 4 > 48 * 1024)
+    throw InputError("at most 12288 histogram bins on the GPU");
   cuda::LanePool& pool = cuda::shared_lanes(device);
   cuda::DeviceScope scope(device);
   cuda::DeviceBuffer<unsigned long long> hist(static_cast<size_t>(bins));
   TW_CUDA_CHECK(cudaMemset(hist.get(), 0, hist.bytes()));
-  for_each_cell_on_device<Op>(in, reduce_cells(in, memory), pool,
-                              [&](cuda::Lane& lane, int64_t, const typename Op::In* px, int64_t n) {
-    const int grid = static_cast<int>(std::min<int64_t>(kReduceBlocks, (n + kReduceThreads - 1) / kReduceThreads));
-    histogram_kernel<Op><<<grid, kReduceThreads, static_cast<size_t>(bins) * copies * 4, lane.stream.get()>>>(
-        op, px, n, bins, copies, hist.get());
-    TW_CUDA_CHECK(cudaGetLastError());
-    lane.stream.sync();
-  });
+  for_each_cell_on_device<Op>(
+      in, reduce_cells(in, memory), pool, [&](cuda::Lane& lane, int64_t, const typename Op::In* px, int64_t n) {
+        const int grid = static_cast<int>(std::min<int64_t>(kReduceBlocks, (n + kReduceThreads - 1) / kReduceThreads));
+        histogram_kernel<Op><<<grid, kReduceThreads, static_cast<size_t>(bins) * copies * 4, lane.stream.get()>>>(
+            op, px, n, bins, copies, hist.get());
+        TW_CUDA_CHECK(cudaGetLastError());
+        lane.stream.sync();
+      });
   std::vector<unsigned long long> h(static_cast<size_t>(bins));
   TW_CUDA_CHECK(cudaMemcpy(h.data(), hist.get(), hist.bytes(), cudaMemcpyDeviceToHost));
   return std::vector<uint64_t>(h.begin(), h.end());
@@ -127,9 +129,9 @@ std::vector<uint64_t> histogram_cuda(const TileSource& in, const Op& op, int dev
 
 }  // namespace tw::ops
 
-#define TW_CUDA_REDUCE(...) \
-  template typename __VA_ARGS__::Acc tw::ops::reduce_cuda<__VA_ARGS__>(const ::tw::TileSource&, const __VA_ARGS__&, int, \
-                                                                       size_t)
-#define TW_CUDA_HISTOGRAM(...)                                                                             \
-  template std::vector<uint64_t> tw::ops::histogram_cuda<__VA_ARGS__>(const ::tw::TileSource&, const __VA_ARGS__&, \
+#define TW_CUDA_REDUCE(...)                                                                                         \
+  template typename __VA_ARGS__::Acc tw::ops::reduce_cuda<__VA_ARGS__>(const ::tw::TileSource&, const __VA_ARGS__&, \
                                                                        int, size_t)
+#define TW_CUDA_HISTOGRAM(...)                                                                                     \
+  template std::vector<uint64_t> tw::ops::histogram_cuda<__VA_ARGS__>(const ::tw::TileSource&, const __VA_ARGS__&, \
+                                                                      int, size_t)

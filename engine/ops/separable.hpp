@@ -15,11 +15,11 @@
 //
 // Both passes accumulate in float32, tap by tap in index order, on both
 // backends, so the CPU and the GPU give the same bits.
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <type_traits>
 #include <vector>
-
-#include <tbb/parallel_for.h>
 
 #include "engine/ops/fir.hpp"
 #include "engine/ops/op.hpp"
@@ -64,15 +64,19 @@ void separable_cpu(const Op& op, const TileSource& in, const ImageView& dst) {
     for (int64_t j = 0; j < hh; ++j) {
       // The strip's samples and R pixels either side, from the halo'd read.
       const In* s = src.row<In>(r.y - R + j) + s0;
-      if constexpr (std::is_same_v<In, uint8_t>) u8_to_float(s, row.data(), sw + 2 * R * C);
-      else for (int64_t i = 0; i < sw + 2 * R * C; ++i) row[static_cast<size_t>(i)] = static_cast<float>(s[i]);
+      if constexpr (std::is_same_v<In, uint8_t>)
+        u8_to_float(s, row.data(), sw + 2 * R * C);
+      else
+        for (int64_t i = 0; i < sw + 2 * R * C; ++i) row[static_cast<size_t>(i)] = static_cast<float>(s[i]);
       fir(mid.data() + j * sw, row.data(), sw, t, taps, C);
     }
     for (int64_t j = 0; j < r.h; ++j) {
       fir(acc.data(), mid.data() + j * sw, sw, t, taps, sw);
       Out* o = dst.row<Out>(r.y + j) + s0;
-      if constexpr (rounds_half_up<Op>::value) round_half_up_u8(acc.data(), o, sw);
-      else for (int64_t i = 0; i < sw; ++i) o[i] = op.finish(acc[static_cast<size_t>(i)]);
+      if constexpr (rounds_half_up<Op>::value)
+        round_half_up_u8(acc.data(), o, sw);
+      else
+        for (int64_t i = 0; i < sw; ++i) o[i] = op.finish(acc[static_cast<size_t>(i)]);
     }
   });
 }

@@ -37,8 +37,14 @@ struct Borders {
 class Engine {
  public:
   Engine(ScratchStore& j, ScratchStore& i, const TilePropagator& rule, const WavefrontOptions& opt)
-      : j_(j), i_(i), rule_(rule), grid_(j.grid()), bpp_(j.info().fmt.bytes_per_pixel()), eight_(opt.connectivity == 8),
-        borders_(static_cast<size_t>(grid_.count())), state_(static_cast<size_t>(grid_.count())) {
+      : j_(j),
+        i_(i),
+        rule_(rule),
+        grid_(j.grid()),
+        bpp_(j.info().fmt.bytes_per_pixel()),
+        eight_(opt.connectivity == 8),
+        borders_(static_cast<size_t>(grid_.count())),
+        state_(static_cast<size_t>(grid_.count())) {
     TW_ASSERT(opt.connectivity == 4 || opt.connectivity == 8);
     neutral_.resize(bpp_);
     rule_.neutral(neutral_.data());
@@ -64,8 +70,7 @@ class Engine {
     });
     std::vector<int64_t> all(static_cast<size_t>(n));
     for (int64_t t = 0; t < n; ++t) all[static_cast<size_t>(t)] = t;
-    tbb::parallel_for_each(all.begin(), all.end(),
-                           [&](int64_t t, tbb::feeder<int64_t>& feeder) { visit(t, feeder); });
+    tbb::parallel_for_each(all.begin(), all.end(), [&](int64_t t, tbb::feeder<int64_t>& feeder) { visit(t, feeder); });
     WavefrontStats st;
     st.tiles = n;
     st.tile_visits = visits_.load();
@@ -116,8 +121,10 @@ class Engine {
     ScratchStore::Pin ip = i_.acquire(tx, ty);
     Image& h = halo_buf_.local();
     const Rect hr = core.grown(1);
-    if (h.empty() || !h.can_hold(j_.info().fmt, hr)) h = Image(j_.info().fmt, hr);
-    else h.reshape(j_.info().fmt, hr);
+    if (h.empty() || !h.can_hold(j_.info().fmt, hr))
+      h = Image(j_.info().fmt, hr);
+    else
+      h.reshape(j_.info().fmt, hr);
     const ImageView hv = h.view();
     copy_tile(jp.image().view(), hv.sub(core));
     // Halo: neighbours' published edges; neutral outside the image.
@@ -168,7 +175,8 @@ class Engine {
     const std::vector<uint8_t>& m = which == 0 ? b.mtop : which == 1 ? b.mbottom : which == 2 ? b.mleft : b.mright;
     if (j.empty()) return true;
     if (only_mine >= 0)
-      return rule_.can_propagate(mine.data() + only_mine * bpp_, j.data() + only_theirs * bpp_, m.data() + only_theirs * bpp_);
+      return rule_.can_propagate(mine.data() + only_mine * bpp_, j.data() + only_theirs * bpp_,
+                                 m.data() + only_theirs * bpp_);
     const int64_t n = static_cast<int64_t>(mine.size() / bpp_);
     for (int64_t k = 0; k < n; ++k)
       for (int64_t d = eight_ ? -1 : 0; d <= (eight_ ? 1 : 0); ++d) {
@@ -184,8 +192,10 @@ class Engine {
   void publish(int64_t t, const ImageView& v, const Rect& core, tbb::feeder<int64_t>* feeder) {
     const int64_t tx = t % grid_.cols(), ty = t / grid_.cols();
     Borders& b = borders_[static_cast<size_t>(t)];
-    std::vector<uint8_t> top = line(v, core.x, core.y, 1, 0, core.w), bottom = line(v, core.x, core.y1() - 1, 1, 0, core.w);
-    std::vector<uint8_t> left = line(v, core.x, core.y, 0, 1, core.h), right = line(v, core.x1() - 1, core.y, 0, 1, core.h);
+    std::vector<uint8_t> top = line(v, core.x, core.y, 1, 0, core.w),
+                         bottom = line(v, core.x, core.y1() - 1, 1, 0, core.w);
+    std::vector<uint8_t> left = line(v, core.x, core.y, 0, 1, core.h),
+                         right = line(v, core.x1() - 1, core.y, 0, 1, core.h);
     bool c_top, c_bottom, c_left, c_right, c_tl, c_tr, c_bl, c_br;
     {
       std::lock_guard<std::mutex> l(b.mu);
@@ -212,7 +222,8 @@ class Engine {
       auto corner_w = [&](int64_t nx, int64_t ny) { return grid_.tile_rect(nx, ny).w; };
       if (up && lft && c_tl && reaches(top, index(tx - 1, ty - 1), 1, 0, corner_w(tx - 1, ty - 1) - 1))
         enqueue(index(tx - 1, ty - 1), *feeder);
-      if (up && rgt && c_tr && reaches(top, index(tx + 1, ty - 1), 1, w - 1, 0)) enqueue(index(tx + 1, ty - 1), *feeder);
+      if (up && rgt && c_tr && reaches(top, index(tx + 1, ty - 1), 1, w - 1, 0))
+        enqueue(index(tx + 1, ty - 1), *feeder);
       if (down && lft && c_bl && reaches(bottom, index(tx - 1, ty + 1), 0, 0, corner_w(tx - 1, ty + 1) - 1))
         enqueue(index(tx - 1, ty + 1), *feeder);
       if (down && rgt && c_br && reaches(bottom, index(tx + 1, ty + 1), 0, w - 1, 0))
@@ -236,7 +247,8 @@ class Engine {
 
 }  // namespace
 
-WavefrontStats run_wavefront(ScratchStore& j, ScratchStore& i, const TilePropagator& rule, const WavefrontOptions& opt) {
+WavefrontStats run_wavefront(ScratchStore& j, ScratchStore& i, const TilePropagator& rule,
+                             const WavefrontOptions& opt) {
   TW_ASSERT(j.info().fmt == i.info().fmt && j.grid().width == i.grid().width && j.grid().height == i.grid().height &&
             j.grid().tile_w == i.grid().tile_w);
   Engine e(j, i, rule, opt);

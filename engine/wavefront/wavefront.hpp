@@ -32,7 +32,7 @@ class TilePropagator {
 };
 
 struct WavefrontOptions {
-  int connectivity = 8;  // 4 or 8
+  int connectivity = 8;     // 4 or 8
   int max_concurrency = 0;  // tiles in work at once; 0: one per thread
 };
 

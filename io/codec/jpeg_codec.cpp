@@ -93,8 +93,7 @@ struct JpegEncoder::State {
   int channels = 0;
 };
 
-JpegEncoder::JpegEncoder(int channels, int quality, ChromaSubsampling sub, int64_t tile_w,
-                         int64_t tile_h)
+JpegEncoder::JpegEncoder(int channels, int quality, ChromaSubsampling sub, int64_t tile_w, int64_t tile_h)
     : st_(std::make_unique<State>()) {
   TW_ASSERT(channels == 1 || channels == 3);
   auto& c = st_->cinfo;
@@ -131,7 +130,9 @@ JpegEncoder::JpegEncoder(int channels, int quality, ChromaSubsampling sub, int64
   jpeg_write_tables(&c);  // also marks the tables as sent: tile streams omit them
 }
 
-JpegEncoder::~JpegEncoder() { jpeg_destroy_compress(&st_->cinfo); }
+JpegEncoder::~JpegEncoder() {
+  jpeg_destroy_compress(&st_->cinfo);
+}
 
 void JpegEncoder::encode(const ImageView& tile, std::vector<uint8_t>& out) {
   TW_ASSERT(tile.rect.w == st_->w && tile.rect.h == st_->h && tile.fmt.channels == st_->channels);
@@ -189,10 +190,9 @@ void JpegEncoder::encode_coefficients(const int16_t* coefs, std::vector<uint8_t>
   }
   jvirt_barray_ptr arrays[3] = {};
   for (int ci = 0; ci < layout.components; ++ci)
-    arrays[ci] = (*c.mem->request_virt_barray)(reinterpret_cast<j_common_ptr>(&c), JPOOL_IMAGE, FALSE,
-                                               static_cast<JDIMENSION>(layout.blocks_w(ci)),
-                                               static_cast<JDIMENSION>(layout.blocks_h(ci)),
-                                               static_cast<JDIMENSION>(c.comp_info[ci].v_samp_factor));
+    arrays[ci] = (*c.mem->request_virt_barray)(
+        reinterpret_cast<j_common_ptr>(&c), JPOOL_IMAGE, FALSE, static_cast<JDIMENSION>(layout.blocks_w(ci)),
+        static_cast<JDIMENSION>(layout.blocks_h(ci)), static_cast<JDIMENSION>(c.comp_info[ci].v_samp_factor));
   (*c.mem->realize_virt_arrays)(reinterpret_cast<j_common_ptr>(&c));
   for (int ci = 0; ci < layout.components; ++ci) {
     const int64_t bw = layout.blocks_w(ci);
@@ -249,7 +249,9 @@ JpegDecoder::JpegDecoder() : st_(std::make_unique<State>()) {
   jpeg_create_decompress(&st_->dinfo);
 }
 
-JpegDecoder::~JpegDecoder() { jpeg_destroy_decompress(&st_->dinfo); }
+JpegDecoder::~JpegDecoder() {
+  jpeg_destroy_decompress(&st_->dinfo);
+}
 
 // Every stream starts from a fresh decompressor: libjpeg keeps the tables of
 // earlier streams in the object, so a stream that lacks one (a damaged tile,
@@ -262,9 +264,8 @@ void JpegDecoder::restart() {
   jpeg_create_decompress(&st_->dinfo);
 }
 
-void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,
-                         int photometric, int64_t expect_w, int64_t expect_h, const ImageView& dst,
-                         const std::string& what) {
+void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, int photometric,
+                         int64_t expect_w, int64_t expect_h, const ImageView& dst, const std::string& what) {
   auto& d = st_->dinfo;
   restart();
   begin_tile(st_->err, n, what);
@@ -282,8 +283,8 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
   if (static_cast<int64_t>(d.image_width) > max_w || static_cast<int64_t>(d.image_height) > max_h) {
     const std::string got = std::to_string(d.image_width) + "x" + std::to_string(d.image_height);
     jpeg_abort_decompress(&d);
-    throw InputError("JPEG data in " + what + " is " + got + ", larger than its " + std::to_string(expect_w) +
-                     "x" + std::to_string(expect_h) + " tile");
+    throw InputError("JPEG data in " + what + " is " + got + ", larger than its " + std::to_string(expect_w) + "x" +
+                     std::to_string(expect_h) + " tile");
   }
   const int want = dst.fmt.channels;
   if (photometric == 6) {
@@ -295,8 +296,8 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
   }
   if (d.num_components != want) {
     jpeg_abort_decompress(&d);
-    throw InputError("JPEG data in " + what + " has " + std::to_string(d.num_components) +
-                     " components, expected " + std::to_string(want));
+    throw InputError("JPEG data in " + what + " has " + std::to_string(d.num_components) + " components, expected " +
+                     std::to_string(want));
   }
   d.out_color_space = want == 3 ? JCS_RGB : JCS_GRAYSCALE;
   d.dct_method = JDCT_ISLOW;
@@ -305,8 +306,8 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
       static_cast<int64_t>(d.output_height) < std::min(expect_h, dst.rect.h)) {
     const std::string got = std::to_string(d.output_width) + "x" + std::to_string(d.output_height);
     jpeg_abort_decompress(&d);
-    throw InputError("JPEG data in " + what + " is " + got + ", expected " +
-                     std::to_string(expect_w) + "x" + std::to_string(expect_h));
+    throw InputError("JPEG data in " + what + " is " + got + ", expected " + std::to_string(expect_w) + "x" +
+                     std::to_string(expect_h));
   }
   const size_t full_row = static_cast<size_t>(d.output_width) * want;
   const bool direct = static_cast<int64_t>(d.output_width) == dst.rect.w;
@@ -331,8 +332,7 @@ void JpegDecoder::decode(const uint8_t* data, size_t n, const std::vector<uint8_
   }
   // Rows past dst (the padding of an edge tile) are never needed.
   jpeg_abort_decompress(&d);
-  if (st_->err.corrupt)
-    throw corrupt(st_->err, what);
+  if (st_->err.corrupt) throw corrupt(st_->err, what);
 }
 
 bool JpegDecoder::decode_coefficients(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,

@@ -54,8 +54,8 @@ class JpegDecoder {
   // padding to whole MCUs) is refused before libjpeg allocates for it.
   // Writes the top-left dst.rect.w x dst.rect.h pixels of the decoded image
   // into dst. Throws InputError (with `what` naming the tile) on corrupt data.
-  void decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, int photometric,
-              int64_t expect_w, int64_t expect_h, const ImageView& dst, const std::string& what);
+  void decode(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, int photometric, int64_t expect_w,
+              int64_t expect_h, const ImageView& dst, const std::string& what);
 
   // Entropy decoding only (engine/jpeg_coefs.hpp): writes the stream's
   // quantised coefficients (layout.coefs_per_tile()) and quantisation tables

@@ -36,7 +36,9 @@ class BitWriter {
 
 LzwEncoder::LzwEncoder() : keys_(kHashSize, -1), codes_(kHashSize, 0) {}
 
-void LzwEncoder::reset_table() { std::fill(keys_.begin(), keys_.end(), -1); }
+void LzwEncoder::reset_table() {
+  std::fill(keys_.begin(), keys_.end(), -1);
+}
 
 void LzwEncoder::encode(const uint8_t* data, size_t n, std::vector<uint8_t>& out) {
   out.clear();

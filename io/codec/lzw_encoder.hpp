@@ -14,7 +14,7 @@ class LzwEncoder {
 
  private:
   void reset_table();
-  std::vector<int32_t> keys_;   // (prefix << 8 | byte), -1 = empty slot
+  std::vector<int32_t> keys_;  // (prefix << 8 | byte), -1 = empty slot
   std::vector<int16_t> codes_;
 };
 

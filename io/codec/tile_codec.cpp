@@ -21,8 +21,7 @@ void pack_tile(const ImageView& tile, bool predictor, std::vector<uint8_t>& buf)
   predictor = predictor && tile.fmt.type != SampleType::kF32;
   const size_t row = tile.row_length_bytes();
   buf.resize(row * static_cast<size_t>(tile.rect.h));
-  for (int64_t y = 0; y < tile.rect.h; ++y)
-    std::memcpy(buf.data() + row * y, tile.row_bytes(tile.rect.y + y), row);
+  for (int64_t y = 0; y < tile.rect.h; ++y) std::memcpy(buf.data() + row * y, tile.row_bytes(tile.rect.y + y), row);
   if (predictor) apply_horizontal_predictor(buf.data(), tile.rect.w, tile.rect.h, row, tile.fmt);
 }
 
@@ -33,8 +32,7 @@ class NoneEncoder : public TileEncoder {
 
 class DeflateEncoder : public TileEncoder {
  public:
-  DeflateEncoder(int level, bool predictor)
-      : c_(libdeflate_alloc_compressor(level)), predictor_(predictor) {
+  DeflateEncoder(int level, bool predictor) : c_(libdeflate_alloc_compressor(level)), predictor_(predictor) {
     if (!c_) throw InternalError("libdeflate_alloc_compressor failed");
   }
   ~DeflateEncoder() override { libdeflate_free_compressor(c_); }
@@ -117,8 +115,8 @@ void EncodeSettings::validate() const {
                      " is invalid: TIFF tiles must be multiples of 16, from 16 to 16384");
   if (codec == Codec::kJpeg) {
     if (fmt.type != SampleType::kU8)
-      throw InputError(std::string("JPEG stores 8-bit samples only; this image has ") +
-                       sample_name(fmt.type) + " samples (use --compression deflate, zstd or lzw)");
+      throw InputError(std::string("JPEG stores 8-bit samples only; this image has ") + sample_name(fmt.type) +
+                       " samples (use --compression deflate, zstd or lzw)");
     if (fmt.channels != 1 && fmt.channels != 3)
       throw InputError("JPEG stores gray or RGB only; this image has " + std::to_string(fmt.channels) +
                        " channels (use --compression deflate, zstd or lzw)");
@@ -147,12 +145,18 @@ std::optional<JpegCoefSpec> jpeg_coef_spec_for(const EncodeSettings& s) {
 std::unique_ptr<TileEncoder> make_encoder(const EncodeSettings& s) {
   s.validate();
   switch (s.codec) {
-    case Codec::kNone: return std::make_unique<NoneEncoder>();
-    case Codec::kJpeg: return std::make_unique<JpegTileEncoder>(s);
-    case Codec::kDeflate: return std::make_unique<DeflateEncoder>(s.level < 0 ? 6 : s.level, s.predictor);
-    case Codec::kZstd: return std::make_unique<ZstdEncoder>(s.level < 0 ? 3 : s.level, s.predictor);
-    case Codec::kLzw: return std::make_unique<LzwTileEncoder>(s.predictor);
-    case Codec::kOther: break;
+    case Codec::kNone:
+      return std::make_unique<NoneEncoder>();
+    case Codec::kJpeg:
+      return std::make_unique<JpegTileEncoder>(s);
+    case Codec::kDeflate:
+      return std::make_unique<DeflateEncoder>(s.level < 0 ? 6 : s.level, s.predictor);
+    case Codec::kZstd:
+      return std::make_unique<ZstdEncoder>(s.level < 0 ? 3 : s.level, s.predictor);
+    case Codec::kLzw:
+      return std::make_unique<LzwTileEncoder>(s.predictor);
+    case Codec::kOther:
+      break;
   }
   throw InternalError("make_encoder: unknown codec");
 }
@@ -167,10 +171,18 @@ RawTileFormat tiff_format_for(const EncodeSettings& s) {
   f.tile_w = s.tile_w, f.tile_h = s.tile_h;
   f.photometric = s.fmt.channels >= 3 ? kPhotoRgb : kPhotoMinIsBlack;
   switch (s.codec) {
-    case Codec::kNone: f.tiff_compression = kTiffNone; break;
-    case Codec::kLzw: f.tiff_compression = kTiffLzw; break;
-    case Codec::kDeflate: f.tiff_compression = kTiffDeflate; break;
-    case Codec::kZstd: f.tiff_compression = kTiffZstd; break;
+    case Codec::kNone:
+      f.tiff_compression = kTiffNone;
+      break;
+    case Codec::kLzw:
+      f.tiff_compression = kTiffLzw;
+      break;
+    case Codec::kDeflate:
+      f.tiff_compression = kTiffDeflate;
+      break;
+    case Codec::kZstd:
+      f.tiff_compression = kTiffZstd;
+      break;
     case Codec::kJpeg: {
       f.tiff_compression = kTiffJpeg;
       JpegEncoder probe(s.fmt.channels, s.quality, s.subsampling, s.tile_w, s.tile_h);
@@ -182,7 +194,8 @@ RawTileFormat tiff_format_for(const EncodeSettings& s) {
       }
       break;
     }
-    case Codec::kOther: break;
+    case Codec::kOther:
+      break;
   }
   const bool lossless = s.codec == Codec::kLzw || s.codec == Codec::kDeflate || s.codec == Codec::kZstd;
   // Floats go without a predictor: TIFF's floating-point predictor (3) is
@@ -192,9 +205,12 @@ RawTileFormat tiff_format_for(const EncodeSettings& s) {
 }
 
 void apply_horizontal_predictor(uint8_t* data, int64_t w, int64_t h, size_t stride, PixelFormat fmt) {
-  if (fmt.type == SampleType::kU8) predict_rows<uint8_t>(data, w, h, stride, fmt.channels);
-  else if (fmt.type == SampleType::kU16) predict_rows<uint16_t>(data, w, h, stride, fmt.channels);
-  else throw InternalError("no predictor for these samples");
+  if (fmt.type == SampleType::kU8)
+    predict_rows<uint8_t>(data, w, h, stride, fmt.channels);
+  else if (fmt.type == SampleType::kU16)
+    predict_rows<uint16_t>(data, w, h, stride, fmt.channels);
+  else
+    throw InternalError("no predictor for these samples");
 }
 
 }  // namespace tw

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "engine/codec_kind.hpp"
-#include "engine/jpeg_coefs.hpp"
 #include "engine/image.hpp"
+#include "engine/jpeg_coefs.hpp"
 
 namespace tw {
 
@@ -16,7 +16,7 @@ struct EncodeSettings {
   Codec codec = Codec::kJpeg;
   int quality = 90;  // JPEG 1..100
   ChromaSubsampling subsampling = ChromaSubsampling::k420;
-  int level = -1;  // deflate 1..12 / zstd 1..22; -1 = codec default
+  int level = -1;         // deflate 1..12 / zstd 1..22; -1 = codec default
   bool predictor = true;  // horizontal differencing for the lossless codecs
   PixelFormat fmt;
   int64_t tile_w = 256, tile_h = 256;

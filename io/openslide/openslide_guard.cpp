@@ -39,7 +39,9 @@ std::string directory_problem(TIFF* t, uint64_t file_size) {
   // come out converted (16-bit as its high byte, 5 channels as one).
   if (bits != 8 || fmt != SAMPLEFORMAT_UINT)
     return std::to_string(bits) + "-bit " +
-           (fmt == SAMPLEFORMAT_IEEEFP ? "floating-point" : fmt == SAMPLEFORMAT_INT ? "signed" : "unsigned") +
+           (fmt == SAMPLEFORMAT_IEEEFP ? "floating-point"
+            : fmt == SAMPLEFORMAT_INT  ? "signed"
+                                       : "unsigned") +
            " samples (OpenSlide reads 8-bit images only)";
   if (spp != 1 && spp != 3 && spp != 4)
     return std::to_string(spp) + " samples per pixel (OpenSlide reads gray, RGB and RGBA only)";
@@ -63,9 +65,9 @@ std::string directory_problem(TIFF* t, uint64_t file_size) {
   if (!offs || !cnts || chunks == 0) return "no tile or strip offsets";
   for (uint32_t i = 0; i < chunks; ++i)
     if (cnts[i] > file_size || offs[i] > file_size - cnts[i])
-      return std::string(TIFFIsTiled(t) ? "tile " : "strip ") + std::to_string(i) + " of " +
-             std::to_string(cnts[i]) + " bytes at offset " + std::to_string(offs[i]) + " lies past the end of the " +
-             std::to_string(file_size) + "-byte file";
+      return std::string(TIFFIsTiled(t) ? "tile " : "strip ") + std::to_string(i) + " of " + std::to_string(cnts[i]) +
+             " bytes at offset " + std::to_string(offs[i]) + " lies past the end of the " + std::to_string(file_size) +
+             "-byte file";
   return "";
 }
 
@@ -110,8 +112,7 @@ std::string probe_in_child(const std::string& path, double timeout_s) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  if (WIFSIGNALED(status))
-    return std::string("OpenSlide crashed opening it (") + strsignal(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(status)) return std::string("OpenSlide crashed opening it (") + strsignal(WTERMSIG(status)) + ")";
   return "";
 }
 

@@ -35,7 +35,8 @@ void argb_to_rgb(const uint32_t* in, int64_t n, uint8_t* out, const uint8_t bg[3
     const uint32_t a = p >> 24;
     const uint8_t c[3] = {static_cast<uint8_t>(p >> 16), static_cast<uint8_t>(p >> 8), static_cast<uint8_t>(p)};
     for (int k = 0; k < 3; ++k)
-      out[3 * i + k] = a == 255 ? c[k] : static_cast<uint8_t>(std::min<uint32_t>(255, c[k] + ((255 - a) * bg[k] + 127) / 255));
+      out[3 * i + k] =
+          a == 255 ? c[k] : static_cast<uint8_t>(std::min<uint32_t>(255, c[k] + ((255 - a) * bg[k] + 127) / 255));
   }
 }
 
@@ -75,7 +76,8 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
   const std::string bg = prop(im.osr, OPENSLIDE_PROPERTY_NAME_BACKGROUND_COLOR);
   if (bg.size() == 6) {
     const unsigned long v = std::strtoul(bg.c_str(), nullptr, 16);
-    im.bg[0] = static_cast<uint8_t>(v >> 16), im.bg[1] = static_cast<uint8_t>(v >> 8), im.bg[2] = static_cast<uint8_t>(v);
+    im.bg[0] = static_cast<uint8_t>(v >> 16), im.bg[1] = static_cast<uint8_t>(v >> 8),
+    im.bg[2] = static_cast<uint8_t>(v);
   }
   const int32_t n = openslide_get_level_count(im.osr);
   im.check("read");
@@ -92,8 +94,9 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
       throw InputError(path + ": OpenSlide gives level " + std::to_string(l) + " no pixels");
     im.chunk_w.push_back(li.tile_w > 0 ? std::max<int64_t>(li.tile_w, 512) : 1024);
     im.chunk_h.push_back(li.tile_h > 0 ? std::max<int64_t>(li.tile_h, 512) : 1024);
-    im.unit.push_back(static_cast<size_t>((im.chunk_w.back() * im.chunk_h.back() +
-                                           std::max<int64_t>(li.tile_w, 0) * std::max<int64_t>(li.tile_h, 0)) * 4));
+    im.unit.push_back(static_cast<size_t>(
+        (im.chunk_w.back() * im.chunk_h.back() + std::max<int64_t>(li.tile_w, 0) * std::max<int64_t>(li.tile_h, 0)) *
+        4));
     info_.levels.push_back(li);
   }
   im.check("read");
@@ -105,8 +108,8 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
     openslide_get_associated_image_dimensions(im.osr, *names, &a.width, &a.height);
     info_.associated.push_back(a);
   }
-  for (const char* key : {OPENSLIDE_PROPERTY_NAME_OBJECTIVE_POWER, OPENSLIDE_PROPERTY_NAME_COMMENT,
-                          OPENSLIDE_PROPERTY_NAME_QUICKHASH1}) {
+  for (const char* key :
+       {OPENSLIDE_PROPERTY_NAME_OBJECTIVE_POWER, OPENSLIDE_PROPERTY_NAME_COMMENT, OPENSLIDE_PROPERTY_NAME_QUICKHASH1}) {
     std::string v = prop(im.osr, key);
     if (v.size() > 200) v = v.substr(0, 200) + "...";
     if (!v.empty()) info_.properties.emplace_back(key, v);
@@ -115,9 +118,13 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
 
 OpenSlideSource::~OpenSlideSource() = default;
 
-size_t OpenSlideSource::decode_unit_bytes(int level) const { return impl_->unit.at(static_cast<size_t>(level)); }
+size_t OpenSlideSource::decode_unit_bytes(int level) const {
+  return impl_->unit.at(static_cast<size_t>(level));
+}
 
-void OpenSlideSource::set_decode_budget(size_t bytes) const { impl_->budget.set_capacity(bytes); }
+void OpenSlideSource::set_decode_budget(size_t bytes) const {
+  impl_->budget.set_capacity(bytes);
+}
 
 void OpenSlideSource::read_inside(int level, const ImageView& dst) const {
   auto& im = *impl_;
@@ -142,8 +149,7 @@ void OpenSlideSource::read_inside(int level, const ImageView& dst) const {
     const int64_t y0 = static_cast<int64_t>(std::ceil(r.y * ds - 1e-6));
     openslide_read_region(im.osr, buf.data(), x0, y0, level, r.w, r.h);
     im.check("read a region of");
-    for (int64_t y = 0; y < r.h; ++y)
-      argb_to_rgb(buf.data() + y * r.w, r.w, dst.ptr_bytes(r.x, r.y + y), im.bg);
+    for (int64_t y = 0; y < r.h; ++y) argb_to_rgb(buf.data() + y * r.w, r.w, dst.ptr_bytes(r.x, r.y + y), im.bg);
   });
 }
 
@@ -152,8 +158,8 @@ Image OpenSlideSource::read_associated(const std::string& name) const {
   for (const auto& a : info_.associated) {
     if (a.name != name) continue;
     if (a.width <= 0 || a.height <= 0 || a.width > 16384 || a.height > 16384 || a.width * a.height > (int64_t{1} << 26))
-      throw InputError("associated image '" + name + "' is too large to read whole (" + std::to_string(a.width) +
-                       "x" + std::to_string(a.height) + ")");
+      throw InputError("associated image '" + name + "' is too large to read whole (" + std::to_string(a.width) + "x" +
+                       std::to_string(a.height) + ")");
     std::vector<uint32_t> buf(static_cast<size_t>(a.width * a.height));
     openslide_read_associated_image(im.osr, name.c_str(), buf.data());
     im.check("read associated image '" + name + "' of");

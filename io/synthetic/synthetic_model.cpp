@@ -35,8 +35,6 @@
 namespace tw::synthetic {
 namespace {
 
-
-
 constexpr float kInvGrid = 1.0f / kGrid;
 // Block of samples rendered by one task: its scratch (16 bytes a sample) stays
 // in L2, and a grid row of 33 points serves 256 samples.
@@ -69,12 +67,10 @@ constexpr float kOdBackground[3] = {0.0185f, 0.0205f, 0.0135f};
 
 // ---------------------------------------------------------------- hashing
 
-
 inline uint64_t hash2(int64_t x, int64_t y, uint64_t salt) {
-  return mix64(static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ull +
-               static_cast<uint64_t>(y) * 0xC2B2AE3D27D4EB4Full + salt);
+  return mix64(static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(y) * 0xC2B2AE3D27D4EB4Full +
+               salt);
 }
-
 
 inline double unit(uint64_t h) {
   return static_cast<double>(h >> 11) * 0x1.0p-53;
@@ -121,13 +117,11 @@ class Fractal {
   Fractal() = default;
   // Octaves of wavelength lambda, lambda / 2, ... down to min_lambda (at
   // least one, at most max_octaves), amplitudes 1, gain, gain^2, ...
-  Fractal(uint64_t seed, uint64_t tag, double lambda, double min_lambda, double gain,
-          int max_octaves) {
+  Fractal(uint64_t seed, uint64_t tag, double lambda, double min_lambda, double gain, int max_octaves) {
     double amp = 1;
     for (int k = 0; k < max_octaves && (k == 0 || lambda >= min_lambda); ++k) {
       Octave o;
-      const uint64_t h =
-          hash2(static_cast<int64_t>(tag), k, seed * 0xD1B54A32D192ED03ull + 0x5851F42D4C957F2Dull);
+      const uint64_t h = hash2(static_cast<int64_t>(tag), k, seed * 0xD1B54A32D192ED03ull + 0x5851F42D4C957F2Dull);
       const double angle = unit(h) * 6.283185307179586;
       o.inv_lambda = 1.0 / lambda;
       o.amp = amp;
@@ -177,9 +171,7 @@ class Fractal {
   }
 
  private:
-  static double lattice(int64_t i, int64_t j, uint64_t salt) {
-    return unit(hash2(i, j, salt)) * 2 - 1;
-  }
+  static double lattice(int64_t i, int64_t j, uint64_t salt) { return unit(hash2(i, j, salt)) * 2 - 1; }
   std::vector<Octave> octaves_;
 };
 
@@ -198,8 +190,7 @@ struct OdTables {
   std::array<float, kFloatSize + 2> f{};
   OdTables() {
     for (int i = 0; i < kU8Size; ++i)
-      u8[i] = static_cast<uint8_t>(
-          std::lround(255.0 * std::pow(10.0, -static_cast<double>(i) / kOdSteps)));
+      u8[i] = static_cast<uint8_t>(std::lround(255.0 * std::pow(10.0, -static_cast<double>(i) / kOdSteps)));
     for (int i = 0; i < kFloatSize + 2; ++i)
       f[i] = static_cast<float>(255.0 * std::pow(10.0, -static_cast<double>(i) / kFloatPerOd));
   }
@@ -283,7 +274,6 @@ struct Nucleus {
   int64_t x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // box of covered pixels, half-open
 };
 
-
 class SlideModel {
  public:
   explicit SlideModel(const SyntheticSpec& spec);
@@ -295,8 +285,8 @@ class SlideModel {
 
  private:
   struct Scratch;
-  void render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_t ni, int64_t nj,
-                    PixelFormat fmt, uint8_t* out, size_t stride) const;
+  void render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_t ni, int64_t nj, PixelFormat fmt, uint8_t* out,
+                    size_t stride) const;
   // The grid point's tissue field and glass tint; its stroma fields.
   void grid_tissue(int64_t gx, int64_t gy, GridPoint* p) const;
   void grid_stroma(int64_t gx, int64_t gy, GridPoint* p) const;
@@ -306,8 +296,7 @@ class SlideModel {
   // The nucleus of cell (cx, cy), if it has one (and, given `near`, if it
   // may cover the pixel near[0], near[1]).
   bool nucleus_at(int64_t cx, int64_t cy, Nucleus* n, const int64_t* near = nullptr) const;
-  static void apply_nucleus(const Nucleus& n, int64_t x, int64_t y, uint32_t seed32, float at,
-                            float* h, float* e);
+  static void apply_nucleus(const Nucleus& n, int64_t x, int64_t y, uint32_t seed32, float at, float* h, float* e);
 
   int64_t width_, height_;
   uint64_t seed_;
@@ -326,8 +315,7 @@ class SlideModel {
   uint64_t nucleus_salt_;
 };
 
-SlideModel::SlideModel(const SyntheticSpec& spec)
-    : width_(spec.width), height_(spec.height), seed_(spec.seed) {
+SlideModel::SlideModel(const SyntheticSpec& spec) : width_(spec.width), height_(spec.height), seed_(spec.seed) {
   seed32_ = static_cast<uint32_t>(mix64(seed_ ^ 0xA0761D6478BD642Full));
   // A few tissue pieces (more on long slides), sized from the slide so that
   // a 300x200 image and a 200000x100000 one look alike.
@@ -352,16 +340,14 @@ SlideModel::SlideModel(const SyntheticSpec& spec)
       const double b = a * (0.45 + 0.5 * next());
       const double angle = next() * 3.141592653589793;
       // Inside the slide with a margin for the warp, where there is room.
-      const double mx = std::min(0.5 * w, kIslandMargin * a),
-                   my = std::min(0.5 * hgt, kIslandMargin * a);
+      const double mx = std::min(0.5 * w, kIslandMargin * a), my = std::min(0.5 * hgt, kIslandMargin * a);
       is.x = mx + (w - 2 * mx) * next();
       is.y = my + (hgt - 2 * my) * next();
       is.c = std::cos(angle), is.s = std::sin(angle);
       is.inv_a = 1 / a, is.inv_b = 1 / b;
       double gap = 1e300;
       for (const Island& o : islands_)
-        gap =
-            std::min(gap, std::hypot(is.x - o.x, is.y - o.y) - (1 / is.inv_a + 1 / o.inv_a) * 0.7);
+        gap = std::min(gap, std::hypot(is.x - o.x, is.y - o.y) - (1 / is.inv_a + 1 / o.inv_a) * 0.7);
       if (gap > best_gap) best_gap = gap, best = is;
       if (gap > 0) break;
     }
@@ -451,12 +437,11 @@ void SlideModel::grid_stroma(int64_t gx, int64_t gy, GridPoint* p) const {
 
 inline Strand SlideModel::strand(const FibreLayer& l, int64_t k) const {
   const uint32_t h = mix32(static_cast<uint32_t>(k) * 0x9E3779B1u ^ l.salt);
-  return {0.15f + 0.85f * static_cast<float>(h & 0xFF) * (1.f / 255.f),
-          segments_.recip[(h >> 8) & 15], static_cast<int64_t>(h >> 16)};
+  return {0.15f + 0.85f * static_cast<float>(h & 0xFF) * (1.f / 255.f), segments_.recip[(h >> 8) & 15],
+          static_cast<int64_t>(h >> 16)};
 }
 
-inline float SlideModel::fibre(const FibreLayer& l, int64_t x, int64_t y, float warp,
-                               StrandCache* c) const {
+inline float SlideModel::fibre(const FibreLayer& l, int64_t x, int64_t y, float warp, StrandCache* c) const {
   const int64_t u = x * l.cu + y * l.su + static_cast<int64_t>(warp * l.warp_scale);
   const int64_t v = y * l.cv - x * l.sv;
   const int64_t k = u >> 16;
@@ -491,10 +476,8 @@ bool SlideModel::nucleus_at(int64_t cx, int64_t cy, Nucleus* n, const int64_t* n
   constexpr float kMaxPresence = 0.86f;
   const float presence = static_cast<float>(h0 & 0xFFFF) * (1.f / 65536.f);
   if (presence >= kMaxPresence) return false;
-  n->x = static_cast<double>(cx * kCell) +
-         static_cast<double>((h0 >> 16) & 0xFFFF) * (kCell / 65536.0);
-  n->y = static_cast<double>(cy * kCell) +
-         static_cast<double>((h0 >> 32) & 0xFFFF) * (kCell / 65536.0);
+  n->x = static_cast<double>(cx * kCell) + static_cast<double>((h0 >> 16) & 0xFFFF) * (kCell / 65536.0);
+  n->y = static_cast<double>(cy * kCell) + static_cast<double>((h0 >> 32) & 0xFFFF) * (kCell / 65536.0);
   if (near && (std::abs(static_cast<double>(near[0]) - n->x) > kCellMargin ||
                std::abs(static_cast<double>(near[1]) - n->y) > kCellMargin))
     return false;
@@ -534,13 +517,11 @@ bool SlideModel::nucleus_at(int64_t cx, int64_t cy, Nucleus* n, const int64_t* n
     b = 1.9f + 1.2f * next();
     // Along the local fibres: across the gradient of the stripes' phase
     // x cos + y sin + warp(x, y).
-    const float blend =
-        smoothstep(-0.22f, 0.22f, static_cast<float>(blend_.eval<false>(n->x, n->y)));
+    const float blend = smoothstep(-0.22f, 0.22f, static_cast<float>(blend_.eval<false>(n->x, n->y)));
     const double la = layers_[blend < 0.5f ? 0 : 1].angle;
     double wx, wy;
     warp_.eval<true>(n->x, n->y, &wx, &wy);
-    angle = static_cast<float>(
-                std::atan2(std::sin(la) + kFibreWarp * wy, std::cos(la) + kFibreWarp * wx)) +
+    angle = static_cast<float>(std::atan2(std::sin(la) + kFibreWarp * wy, std::cos(la) + kFibreWarp * wx)) +
             1.5707963f + 0.3f * (next() - 0.5f);
     n->hn = 0.7f + 0.35f * next();
   }
@@ -559,8 +540,8 @@ bool SlideModel::nucleus_at(int64_t cx, int64_t cy, Nucleus* n, const int64_t* n
   return true;
 }
 
-inline void SlideModel::apply_nucleus(const Nucleus& n, int64_t x, int64_t y, uint32_t seed32,
-                                      float at, float* h, float* e) {
+inline void SlideModel::apply_nucleus(const Nucleus& n, int64_t x, int64_t y, uint32_t seed32, float at, float* h,
+                                      float* e) {
   const float dx = static_cast<float>(static_cast<double>(x) - n.x);
   const float dy = static_cast<float>(static_cast<double>(y) - n.y);
   const float u = dx * n.ca + dy * n.sa, v = dy * n.ca - dx * n.sa;
@@ -576,10 +557,9 @@ inline void SlideModel::apply_nucleus(const Nucleus& n, int64_t x, int64_t y, ui
   if (alpha <= 0.f) return;
   const float rim = clamp01(1.f + sd * (1.f / 1.6f));
   // Chromatin: coarse (2 px) and fine grain.
-  const uint32_t c1 = mix32(static_cast<uint32_t>(x >> 1) * 0x9E3779B1u +
-                            static_cast<uint32_t>(y >> 1) * 0x85EBCA77u + seed32);
-  const uint32_t c2 = mix32(
-      (static_cast<uint32_t>(x) * 0x85EBCA77u + static_cast<uint32_t>(y) * 0xC2B2AE35u) ^ seed32);
+  const uint32_t c1 =
+      mix32(static_cast<uint32_t>(x >> 1) * 0x9E3779B1u + static_cast<uint32_t>(y >> 1) * 0x85EBCA77u + seed32);
+  const uint32_t c2 = mix32((static_cast<uint32_t>(x) * 0x85EBCA77u + static_cast<uint32_t>(y) * 0xC2B2AE35u) ^ seed32);
   const float grain = 0.65f * unit32(c1) + 0.35f * unit32(c2) - 0.5f;
   float dens = 1.f - n.pale * (1.f - rim) + n.rim * rim + n.chrom * 2.f * grain;
   if (n.nucleolus > 0.f) dens += n.nucleolus * clamp01((0.3f - d) * 6.f);
@@ -609,10 +589,9 @@ void SlideModel::render(const Lattice& lat, PixelFormat fmt, uint8_t* out, size_
     block(0);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, bx * by),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      for (int64_t b = r.begin(); b != r.end(); ++b) block(b);
-                    });
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, bx * by), [&](const tbb::blocked_range<int64_t>& r) {
+    for (int64_t b = r.begin(); b != r.end(); ++b) block(b);
+  });
 }
 
 // Grid lines that the samples xs need: each sample's cell start and end, in
@@ -620,8 +599,8 @@ void SlideModel::render(const Lattice& lat, PixelFormat fmt, uint8_t* out, size_
 // grid line (frac 0) takes nothing from the next one (a + (b - a) * 0 is a
 // for any finite b), so `used` marks the lines whose values matter: samples
 // aligned to the grid, as the macro's are, cost one grid point, not four.
-void grid_lines(const std::vector<int64_t>& xs, std::vector<int64_t>& lines,
-                std::vector<uint8_t>& used, std::vector<int32_t>& k, std::vector<float>& frac) {
+void grid_lines(const std::vector<int64_t>& xs, std::vector<int64_t>& lines, std::vector<uint8_t>& used,
+                std::vector<int32_t>& k, std::vector<float>& frac) {
   lines.clear();
   used.clear();
   k.resize(xs.size());
@@ -637,8 +616,8 @@ void grid_lines(const std::vector<int64_t>& xs, std::vector<int64_t>& lines,
   }
 }
 
-void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_t ni, int64_t nj,
-                              PixelFormat fmt, uint8_t* out, size_t stride) const {
+void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_t ni, int64_t nj, PixelFormat fmt,
+                              uint8_t* out, size_t stride) const {
   // Reused by the blocks a thread renders: no allocation (nor page faults)
   // per block. render_block starts no parallel work, so cannot re-enter.
   thread_local Scratch s;
@@ -669,8 +648,7 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
       const GridPoint& p = s.grid[r * gw + c];
       if (p.f + p.g <= 0.f) continue;
       for (size_t rr = r > 0 ? r - 1 : 0; rr <= std::min(r + 1, gh - 1); ++rr)
-        for (size_t cc = c > 0 ? c - 1 : 0; cc <= std::min(c + 1, gw - 1); ++cc)
-          s.tissue[rr * gw + cc] = 1;
+        for (size_t cc = c > 0 ? c - 1 : 0; cc <= std::min(c + 1, gw - 1); ++cc) s.tissue[rr * gw + cc] = 1;
     }
   for (size_t r = 0; r < gh; ++r)
     for (size_t c = 0; c < gw; ++c) {
@@ -739,8 +717,7 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
         else if (blend >= 1.f)
           fib = fibre(layers_[1], x, y, warp, &cache[1]);
         else
-          fib = lerp(fibre(layers_[0], x, y, warp, &cache[0]),
-                     fibre(layers_[1], x, y, warp, &cache[1]), blend);
+          fib = lerp(fibre(layers_[0], x, y, warp, &cache[0]), fibre(layers_[1], x, y, warp, &cache[1]), blend);
         const float loose = lerp(a.loose, b.loose, fx);
         float stroma = eden * (0.42f + 0.8f * fib);
         stroma *= 1.f - loose * smoothstep_r(0.34f, 1.f / (0.06f - 0.34f), fib);
@@ -766,11 +743,9 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
         for (int64_t cx = cx0; cx <= cx1; ++cx) {
           if (!nucleus_at(cx, cy, &nu)) continue;
           // Samples inside the nucleus box.
-          const int64_t ia =
-              std::max<int64_t>(0, ceil_div(std::max<int64_t>(nu.x0 - s.xs.front(), 0), step));
+          const int64_t ia = std::max<int64_t>(0, ceil_div(std::max<int64_t>(nu.x0 - s.xs.front(), 0), step));
           const int64_t ib = std::min<int64_t>(ni, floor_div(nu.x1 - 1 - s.xs.front(), step) + 1);
-          const int64_t ja =
-              std::max<int64_t>(0, ceil_div(std::max<int64_t>(nu.y0 - s.ys.front(), 0), step));
+          const int64_t ja = std::max<int64_t>(0, ceil_div(std::max<int64_t>(nu.y0 - s.ys.front(), 0), step));
           const int64_t jb = std::min<int64_t>(nj, floor_div(nu.y1 - 1 - s.ys.front(), step) + 1);
           for (int64_t j = ja; j < jb; ++j) {
             const size_t o = static_cast<size_t>(j * ni);
@@ -790,10 +765,8 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
           if (s.at[o] <= 0.f) continue;
           const int64_t x = s.xs[i];
           const int64_t at_xy[2] = {x, y};
-          for (int64_t cy = floor_div(y - kCellMargin, kCell);
-               cy <= floor_div(y + kCellMargin, kCell); ++cy)
-            for (int64_t cx = floor_div(x - kCellMargin, kCell);
-                 cx <= floor_div(x + kCellMargin, kCell); ++cx) {
+          for (int64_t cy = floor_div(y - kCellMargin, kCell); cy <= floor_div(y + kCellMargin, kCell); ++cy)
+            for (int64_t cx = floor_div(x - kCellMargin, kCell); cx <= floor_div(x + kCellMargin, kCell); ++cx) {
               if (!nucleus_at(cx, cy, &nu, at_xy)) continue;
               if (x < nu.x0 || x >= nu.x1 || y < nu.y0 || y >= nu.y1) continue;
               apply_nucleus(nu, x, y, seed32_, s.at[o], &s.h[o], &s.e[o]);
@@ -817,15 +790,13 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
   constexpr uint32_t kNoiseMask = 31;
   constexpr int kNoiseMid = 16;
   int glass[3];
-  for (int c = 0; c < 3; ++c)
-    glass[c] = static_cast<int>(std::lround(kOdBackground[c] * kSteps)) - kOffset - kNoiseMid;
+  for (int c = 0; c < 3; ++c) glass[c] = static_cast<int>(std::lround(kOdBackground[c] * kSteps)) - kOffset - kNoiseMid;
   const bool u16 = fmt.type == SampleType::kU16;
   const bool gray = fmt.channels == 1;
   // 16-bit: the 8-bit value * 257 plus the rounding residue, so the data has
   // real sub-8-bit detail yet still rounds back to the 8-bit image.
   auto to16 = [](float f, int v) {
-    const int d = std::min(
-        128, std::max(-128, static_cast<int>((f - static_cast<float>(v)) * 257.f + 128.5f) - 128));
+    const int d = std::min(128, std::max(-128, static_cast<int>((f - static_cast<float>(v)) * 257.f + 128.5f) - 128));
     return static_cast<uint16_t>(std::min(65535, std::max(0, v * 257 + d)));
   };
   for (int64_t j = 0; j < nj; ++j) {
@@ -841,8 +812,7 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
     for (int64_t i = 0; i < ni; ++i) {
       const uint32_t nh = mix32(static_cast<uint32_t>(s.xs[i]) * 0x85EBCA77u + row_key);
       int base[3], v8[3];
-      for (int c = 0; c < 3; ++c)
-        base[c] = glass[c] + static_cast<int>((nh >> (c * 8)) & kNoiseMask);
+      for (int c = 0; c < 3; ++c) base[c] = glass[c] + static_cast<int>((nh >> (c * 8)) & kNoiseMask);
       const float bgs = bg[i] * kSteps + (kOffset + 0.5f);
       if (!u16 && at[i] <= 0.f) {
         // Bare glass: h = e = 0 exactly, so the sum is bgs for all channels
@@ -857,8 +827,7 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
         }
         if (u16) {
           float f[3];
-          for (int c = 0; c < 3; ++c)
-            f[c] = od_to_intensity(tables, static_cast<float>(base[c]) + sum[c] - 0.5f);
+          for (int c = 0; c < 3; ++c) f[c] = od_to_intensity(tables, static_cast<float>(base[c]) + sum[c] - 0.5f);
           if (gray)
             o16[i] = to16(0.299f * f[0] + 0.587f * f[1] + 0.114f * f[2],
                           (299 * v8[0] + 587 * v8[1] + 114 * v8[2] + 500) / 1000);
@@ -868,8 +837,7 @@ void SlideModel::render_block(const Lattice& lat, int64_t i0, int64_t j0, int64_
         }
       }
       if (gray)
-        o8[i] =
-            static_cast<uint8_t>((299 * v8[0] + 587 * v8[1] + 114 * v8[2] + 500) / 1000);  // BT.601
+        o8[i] = static_cast<uint8_t>((299 * v8[0] + 587 * v8[1] + 114 * v8[2] + 500) / 1000);  // BT.601
       else
         for (int c = 0; c < 3; ++c) o8[3 * i + c] = static_cast<uint8_t>(v8[c]);
     }
@@ -882,6 +850,8 @@ void render(const SyntheticSpec& spec, const Lattice& lat, PixelFormat fmt, uint
   SlideModel(spec).render(lat, fmt, out, stride);
 }
 
-double tissue_scale(const SyntheticSpec& spec) { return SlideModel(spec).tissue_scale(); }
+double tissue_scale(const SyntheticSpec& spec) {
+  return SlideModel(spec).tissue_scale();
+}
 
 }  // namespace tw::synthetic

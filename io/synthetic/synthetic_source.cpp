@@ -49,15 +49,13 @@ Image make_label(uint64_t seed) {
   };
   for (int64_t y = 0; y < kLabelSide; ++y)
     for (int64_t x = 0; x < kLabelSide; ++x) {
-      const uint32_t h =
-          mix32(static_cast<uint32_t>(y * kLabelSide + x) ^ static_cast<uint32_t>(seed));
+      const uint32_t h = mix32(static_cast<uint32_t>(y * kLabelSide + x) ^ static_cast<uint32_t>(seed));
       const uint8_t v = static_cast<uint8_t>(244 + (h & 3));  // paper grain
       put(x, y, v, v, static_cast<uint8_t>(v - 4));
     }
   auto fill = [&](int64_t x0, int64_t y0, int64_t w, int64_t h, uint8_t v) {
     for (int64_t y = std::max<int64_t>(0, y0); y < std::min(kLabelSide, y0 + h); ++y)
-      for (int64_t x = std::max<int64_t>(0, x0); x < std::min(kLabelSide, x0 + w); ++x)
-        put(x, y, v, v, v);
+      for (int64_t x = std::max<int64_t>(0, x0); x < std::min(kLabelSide, x0 + w); ++x) put(x, y, v, v, v);
   };
   // Frame.
   fill(0, 0, kLabelSide, 6, 90);
@@ -130,16 +128,12 @@ void validate(const SyntheticSpec& s, const std::string& where) {
   if (s.width <= 0 || s.height <= 0)
     fail("size " + std::to_string(s.width) + "x" + std::to_string(s.height) + " is empty");
   if (s.width > kMaxSide || s.height > kMaxSide)
-    fail("size " + std::to_string(s.width) + "x" + std::to_string(s.height) +
-         " exceeds 2147483647 per side");
+    fail("size " + std::to_string(s.width) + "x" + std::to_string(s.height) + " exceeds 2147483647 per side");
   if (s.width > kMaxPixels / s.height)
-    fail("size " + std::to_string(s.width) + "x" + std::to_string(s.height) +
-         " exceeds 2^40 pixels");
-  if (s.channels != 1 && s.channels != 3)
-    fail("channels must be 1 or 3, not " + std::to_string(s.channels));
+    fail("size " + std::to_string(s.width) + "x" + std::to_string(s.height) + " exceeds 2^40 pixels");
+  if (s.channels != 1 && s.channels != 3) fail("channels must be 1 or 3, not " + std::to_string(s.channels));
   if (s.bits != 8 && s.bits != 16) fail("bits must be 8 or 16, not " + std::to_string(s.bits));
-  if (!(s.mpp > 0) || !std::isfinite(s.mpp))
-    fail("mpp must be a positive number, not " + format_double(s.mpp));
+  if (!(s.mpp > 0) || !std::isfinite(s.mpp)) fail("mpp must be a positive number, not " + format_double(s.mpp));
 }
 
 std::string spec_string(const SyntheticSpec& s) {
@@ -169,8 +163,7 @@ SyntheticSpec parse_synthetic_spec(const std::string& text) {
   }
   auto parse_side = [&](const std::string& v, const char* what) -> int64_t {
     if (!v.empty() && v[0] == '-') fail(std::string("negative ") + what + " '" + v + "'");
-    if (!all_digits(v))
-      fail(std::string("bad ") + what + " '" + v + "' (expected WxH, e.g. 16384x12288)");
+    if (!all_digits(v)) fail(std::string("bad ") + what + " '" + v + "' (expected WxH, e.g. 16384x12288)");
     if (v.size() > 12) fail(std::string(what) + " " + v + " exceeds 2147483647");
     const int64_t n = std::stoll(v);
     if (n == 0) fail(std::string("zero ") + what);
@@ -180,16 +173,14 @@ SyntheticSpec parse_synthetic_spec(const std::string& text) {
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::string& p = parts[i];
     const size_t eq = p.find('=');
-    const std::string key = p.substr(0, eq),
-                      value = eq == std::string::npos ? "" : p.substr(eq + 1);
+    const std::string key = p.substr(0, eq), value = eq == std::string::npos ? "" : p.substr(eq + 1);
     if (p.empty()) fail("empty option");
     if (p == "gray" || p == "grey") {
       spec.channels = 1;
     } else if (p == "16bit") {
       spec.bits = 16;
     } else if (eq != std::string::npos && key == "seed") {
-      if (!all_digits(value) || value.size() > 20)
-        fail("bad seed '" + value + "' (expected an integer 0..2^64-1)");
+      if (!all_digits(value) || value.size() > 20) fail("bad seed '" + value + "' (expected an integer 0..2^64-1)");
       errno = 0;
       const unsigned long long n = std::strtoull(value.c_str(), nullptr, 10);
       if (errno == ERANGE) fail("seed " + value + " exceeds 2^64-1");

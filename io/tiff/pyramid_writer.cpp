@@ -36,11 +36,15 @@ struct Entry {
 
 size_t type_size(uint16_t type) {
   switch (type) {
-    case kShort: return 2;
-    case kLong: return 4;
+    case kShort:
+      return 2;
+    case kLong:
+      return 4;
     case kRational:
-    case kLong8: return 8;
-    default: return 1;
+    case kLong8:
+      return 8;
+    default:
+      return 1;
   }
 }
 
@@ -146,9 +150,7 @@ struct PyramidTiffWriter::Impl {
   }
 
   int64_t tiles_across(int l) const { return ceil_div(levels[l].width, levels[l].format.tile_w); }
-  int64_t tile_count(int l) const {
-    return tiles_across(l) * ceil_div(levels[l].height, levels[l].format.tile_h);
-  }
+  int64_t tile_count(int l) const { return tiles_across(l) * ceil_div(levels[l].height, levels[l].format.tile_h); }
 
   void resolution_tags(std::vector<Entry>& e, double scale) const {
     if (opt.mpp_x <= 0 || opt.mpp_y <= 0) return;
@@ -181,7 +183,7 @@ struct PyramidTiffWriter::Impl {
     e.push_back(long8s(324, st.offsets));
     e.push_back(long8s(325, st.counts));
     if (spp == 2 || spp == 4) e.push_back(shorts(338, {2}));  // unassociated alpha
-    e.push_back(shorts(339, f.sample_format, spp));          // unsigned integers or floats
+    e.push_back(shorts(339, f.sample_format, spp));           // unsigned integers or floats
     if (f.tiff_compression == 7 && !f.jpeg_tables.empty())
       e.push_back(Entry{347, kUndefined, f.jpeg_tables.size(), f.jpeg_tables});
     if (f.photometric == 6) {
@@ -204,8 +206,7 @@ struct PyramidTiffWriter::Impl {
     for (int64_t y0 = 0; y0 < img.rect().h; y0 += kAssocRowsPerStrip) {
       const int64_t n = std::min(kAssocRowsPerStrip, img.rect().h - y0);
       packed.resize(row * static_cast<size_t>(n));
-      for (int64_t y = 0; y < n; ++y)
-        std::memcpy(packed.data() + row * y, img.row_bytes(img.rect().y + y0 + y), row);
+      for (int64_t y = 0; y < n; ++y) std::memcpy(packed.data() + row * y, img.row_bytes(img.rect().y + y0 + y), row);
       apply_horizontal_predictor(packed.data(), img.rect().w, n, row, img.fmt());
       a.strips.emplace_back();
       lzw.encode(packed.data(), packed.size(), a.strips.back());
@@ -283,7 +284,8 @@ PyramidTiffWriter::PyramidTiffWriter(const std::string& final_path, PixelFormat 
   TW_ASSERT(!im.levels.empty());
   for (const auto& l : im.levels) {
     if (l.width <= 0 || l.height <= 0 || l.width > 0xffffffffLL || l.height > 0xffffffffLL)
-      throw InputError("cannot write a level of " + std::to_string(l.width) + "x" + std::to_string(l.height) + " pixels");
+      throw InputError("cannot write a level of " + std::to_string(l.width) + "x" + std::to_string(l.height) +
+                       " pixels");
     TW_ASSERT(l.format.tile_w > 0 && l.format.tile_h > 0 && l.format.tile_w % 16 == 0 && l.format.tile_h % 16 == 0);
   }
   im.fd = im.out.fd();
@@ -302,8 +304,12 @@ PyramidTiffWriter::PyramidTiffWriter(const std::string& final_path, PixelFormat 
 
 PyramidTiffWriter::~PyramidTiffWriter() = default;
 
-uint64_t PyramidTiffWriter::bytes_written() const { return impl_->bytes; }
-const std::string& PyramidTiffWriter::temp_path() const { return impl_->out.temp_path(); }
+uint64_t PyramidTiffWriter::bytes_written() const {
+  return impl_->bytes;
+}
+const std::string& PyramidTiffWriter::temp_path() const {
+  return impl_->out.temp_path();
+}
 
 size_t PyramidTiffWriter::index_bytes(const std::vector<PyramidLevelSpec>& levels) {
   double tiles = 0;
@@ -339,7 +345,8 @@ void PyramidTiffWriter::finish() {
   for (size_t l = 0; l < im.levels.size(); ++l)
     for (size_t i = 0; i < im.state[l].written.size(); ++i)
       if (!im.state[l].written[i])
-        throw InternalError("pyramid writer: tile " + std::to_string(i) + " of level " + std::to_string(l) + " missing");
+        throw InternalError("pyramid writer: tile " + std::to_string(i) + " of level " + std::to_string(l) +
+                            " missing");
   uint64_t link = 8;  // where the previous "next IFD" offset lives (the header's first)
   auto chain = [&](std::vector<Entry> e) {
     const auto [start, next] = im.write_ifd(std::move(e));

@@ -24,7 +24,7 @@ struct PyramidLevelSpec {
 
 struct PyramidWriterOptions {
   double mpp_x = 0, mpp_y = 0;  // level 0 microns per pixel; 0 = unknown
-  std::string description;     // ImageDescription of level 0
+  std::string description;      // ImageDescription of level 0
   std::string software = "Tilewave";
 };
 

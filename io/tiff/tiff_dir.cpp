@@ -10,13 +10,19 @@ namespace {
 
 Codec codec_of(uint16_t c) {
   switch (c) {
-    case COMPRESSION_NONE: return Codec::kNone;
-    case COMPRESSION_LZW: return Codec::kLzw;
-    case COMPRESSION_JPEG: return Codec::kJpeg;
+    case COMPRESSION_NONE:
+      return Codec::kNone;
+    case COMPRESSION_LZW:
+      return Codec::kLzw;
+    case COMPRESSION_JPEG:
+      return Codec::kJpeg;
     case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return Codec::kDeflate;
-    case COMPRESSION_ZSTD: return Codec::kZstd;
-    default: return Codec::kOther;
+    case COMPRESSION_DEFLATE:
+      return Codec::kDeflate;
+    case COMPRESSION_ZSTD:
+      return Codec::kZstd;
+    default:
+      return Codec::kOther;
   }
 }
 
@@ -40,39 +46,54 @@ std::string damage_in(const std::string& warnings) {
 
 uint64_t max_decoded_bytes(uint16_t compression, uint64_t n) {
   switch (compression) {
-    case COMPRESSION_NONE: return n;
-    case COMPRESSION_PACKBITS: return n * 64 + 256;
-    case COMPRESSION_LZW: return n * 4096 + 65536;
+    case COMPRESSION_NONE:
+      return n;
+    case COMPRESSION_PACKBITS:
+      return n * 64 + 256;
+    case COMPRESSION_LZW:
+      return n * 4096 + 65536;
     case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return n * 1032 + 65536;
-    case COMPRESSION_ZSTD: return n * 32768 + (uint64_t{1} << 20);
-    case COMPRESSION_JPEG: return n * 2048 + 65536;
-    default: return UINT64_MAX;  // a codec whose bound we do not know
+    case COMPRESSION_DEFLATE:
+      return n * 1032 + 65536;
+    case COMPRESSION_ZSTD:
+      return n * 32768 + (uint64_t{1} << 20);
+    case COMPRESSION_JPEG:
+      return n * 2048 + 65536;
+    default:
+      return UINT64_MAX;  // a codec whose bound we do not know
   }
 }
-
 
 std::string compression_name(uint16_t c) {
   switch (c) {
-    case COMPRESSION_NONE: return "none";
-    case COMPRESSION_LZW: return "lzw";
-    case COMPRESSION_OJPEG: return "old-jpeg";
-    case COMPRESSION_JPEG: return "jpeg";
+    case COMPRESSION_NONE:
+      return "none";
+    case COMPRESSION_LZW:
+      return "lzw";
+    case COMPRESSION_OJPEG:
+      return "old-jpeg";
+    case COMPRESSION_JPEG:
+      return "jpeg";
     case COMPRESSION_ADOBE_DEFLATE:
-    case COMPRESSION_DEFLATE: return "deflate";
-    case COMPRESSION_PACKBITS: return "packbits";
-    case COMPRESSION_ZSTD: return "zstd";
-    case COMPRESSION_WEBP: return "webp";
-    case COMPRESSION_LZMA: return "lzma";
+    case COMPRESSION_DEFLATE:
+      return "deflate";
+    case COMPRESSION_PACKBITS:
+      return "packbits";
+    case COMPRESSION_ZSTD:
+      return "zstd";
+    case COMPRESSION_WEBP:
+      return "webp";
+    case COMPRESSION_LZMA:
+      return "lzma";
     case 33003:
-    case 33005: return "jpeg2000 (Aperio)";
-    case 34712: return "jpeg2000";
-    default: return "compression " + std::to_string(c);
+    case 33005:
+      return "jpeg2000 (Aperio)";
+    case 34712:
+      return "jpeg2000";
+    default:
+      return "compression " + std::to_string(c);
   }
 }
-
-
-
 
 Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   Dir d;
@@ -93,8 +114,7 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   if (d.compression == COMPRESSION_LZW || d.compression == COMPRESSION_ADOBE_DEFLATE ||
       d.compression == COMPRESSION_DEFLATE || d.compression == COMPRESSION_ZSTD)
     TIFFGetFieldDefaulted(t, TIFFTAG_PREDICTOR, &d.predictor);
-  if (d.photometric == PHOTOMETRIC_YCBCR)
-    TIFFGetFieldDefaulted(t, TIFFTAG_YCBCRSUBSAMPLING, &d.sub_h, &d.sub_v);
+  if (d.photometric == PHOTOMETRIC_YCBCR) TIFFGetFieldDefaulted(t, TIFFTAG_YCBCRSUBSAMPLING, &d.sub_h, &d.sub_v);
   char* desc = nullptr;
   if (TIFFGetField(t, TIFFTAG_IMAGEDESCRIPTION, &desc) && desc) d.description = desc;
   TIFFGetField(t, TIFFTAG_XRESOLUTION, &d.xres);
@@ -161,8 +181,8 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     if (d.compression == COMPRESSION_JPEG) bad("JPEG with floating-point samples");
   } else if (d.sample_format != SAMPLEFORMAT_UINT)
     bad(std::string("unsupported pixel type: ") +
-        (d.sample_format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed integer") +
-        " samples of " + std::to_string(d.bits) + " bits");
+        (d.sample_format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed integer") + " samples of " +
+        std::to_string(d.bits) + " bits");
   else if (d.bits != 8 && d.bits != 16)
     bad("unsupported pixel type: " + std::to_string(d.bits) + "-bit samples (8, 16 and 32-bit float are supported)");
   else if (d.fillorder != FILLORDER_MSB2LSB)
@@ -185,12 +205,15 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
       d.out_fmt = {st, d.spp};
       break;
     case PHOTOMETRIC_YCBCR:
-      if (d.compression != COMPRESSION_JPEG) bad("YCbCr pixels are supported only with JPEG compression");
-      else if (d.spp != 3) bad("YCbCr image with " + std::to_string(d.spp) + " samples per pixel");
+      if (d.compression != COMPRESSION_JPEG)
+        bad("YCbCr pixels are supported only with JPEG compression");
+      else if (d.spp != 3)
+        bad("YCbCr image with " + std::to_string(d.spp) + " samples per pixel");
       d.out_fmt = {st, 3};
       break;
     case PHOTOMETRIC_PALETTE:
-      if (d.bits != 8 || d.spp != 1 || d.cmap[0].empty() || float32) bad("palette images must be 8-bit with a colour map");
+      if (d.bits != 8 || d.spp != 1 || d.cmap[0].empty() || float32)
+        bad("palette images must be 8-bit with a colour map");
       d.out_fmt = {SampleType::kU8, 3};
       break;
     case 0xffff:
@@ -226,8 +249,8 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   // JPEG: a whole-tile copy for tiles that overlap a read in part); a strip
   // read row by row, one row (libtiff reads its bytes piecewise).
   const uint64_t max_count = d.counts.empty() ? 0 : *std::max_element(d.counts.begin(), d.counts.end());
-  const uint64_t out_chunk = static_cast<uint64_t>(d.chunk_w) * static_cast<uint64_t>(d.chunk_h) *
-                             d.out_fmt.bytes_per_pixel();
+  const uint64_t out_chunk =
+      static_cast<uint64_t>(d.chunk_w) * static_cast<uint64_t>(d.chunk_h) * d.out_fmt.bytes_per_pixel();
   const uint64_t unit = d.row_by_row() ? static_cast<uint64_t>(d.width) * d.plane_bytes_per_pixel()
                         : d.own_jpeg   ? max_count + out_chunk
                                        : max_count + d.chunk_plane_bytes();

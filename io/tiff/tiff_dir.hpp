@@ -57,9 +57,7 @@ struct Dir {
   Rect chunk_rect(int64_t cx, int64_t cy) const {
     return Rect(cx * chunk_w, cy * chunk_h, chunk_w, chunk_h).intersect({0, 0, width, height});
   }
-  size_t plane_bytes_per_pixel() const {
-    return (planar == PLANARCONFIG_SEPARATE ? 1 : spp) * (bits / 8);
-  }
+  size_t plane_bytes_per_pixel() const { return (planar == PLANARCONFIG_SEPARATE ? 1 : spp) * (bits / 8); }
   // Bytes of one plane of a chunk as decoded (tiles are stored whole).
   uint64_t chunk_plane_bytes() const {
     return static_cast<uint64_t>(chunk_w) * static_cast<uint64_t>(chunk_h) * plane_bytes_per_pixel();
@@ -76,7 +74,7 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd);
 // directory is its thumbnail; anything else "image-N".
 std::string associated_name(const Dir& d, bool aperio, bool first_assoc);
 
-double mpp_from(const Dir& d, float res);      // microns per pixel from a resolution tag
-double aperio_mpp(const std::string& desc);    // "MPP = 0.25" in an Aperio description
+double mpp_from(const Dir& d, float res);    // microns per pixel from a resolution tag
+double aperio_mpp(const std::string& desc);  // "MPP = 0.25" in an Aperio description
 
 }  // namespace tw

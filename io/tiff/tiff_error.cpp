@@ -42,7 +42,9 @@ std::string take_tiff_error() {
   return s;
 }
 
-void clear_tiff_error() { t_last_error.clear(); }
+void clear_tiff_error() {
+  t_last_error.clear();
+}
 
 std::string take_tiff_warnings() {
   std::string s;

@@ -6,9 +6,9 @@
 
 namespace tw {
 
-void install_tiff_handlers();        // idempotent
-std::string take_tiff_error();       // last error on this thread, then cleared
+void install_tiff_handlers();   // idempotent
+std::string take_tiff_error();  // last error on this thread, then cleared
 void clear_tiff_error();
-std::string take_tiff_warnings();    // warnings on this thread since the last call, one a line
+std::string take_tiff_warnings();  // warnings on this thread since the last call, one a line
 
 }  // namespace tw

@@ -11,8 +11,7 @@ struct TiffPyramidSink::Impl {
   PyramidTiffWriter writer;
   tbb::enumerable_thread_specific<std::unique_ptr<TileEncoder>> encoders;
 
-  Impl(const std::string& path, const EncodeSettings& e, std::vector<PyramidLevelSpec> levels,
-       PyramidWriterOptions opt)
+  Impl(const std::string& path, const EncodeSettings& e, std::vector<PyramidLevelSpec> levels, PyramidWriterOptions opt)
       : enc(e), coef_spec(jpeg_coef_spec_for(e)), writer(path, e.fmt, levels, std::move(opt)) {
     const RawTileFormat ours = tiff_format_for(e);
     for (const PyramidLevelSpec& l : levels)
@@ -33,7 +32,9 @@ TiffPyramidSink::TiffPyramidSink(const std::string& path, const EncodeSettings& 
 
 TiffPyramidSink::~TiffPyramidSink() = default;
 
-void TiffPyramidSink::encode(int, const ImageView& tile, std::vector<uint8_t>& out) { impl_->encoder().encode(tile, out); }
+void TiffPyramidSink::encode(int, const ImageView& tile, std::vector<uint8_t>& out) {
+  impl_->encoder().encode(tile, out);
+}
 
 std::optional<JpegCoefSpec> TiffPyramidSink::jpeg_coef_spec(int level) const {
   if (level < 0 || level >= static_cast<int>(impl_->encoded.size()) || !impl_->encoded[static_cast<size_t>(level)])
@@ -51,9 +52,12 @@ void TiffPyramidSink::write(int level, int64_t tx, int64_t ty, const std::vector
 
 double TiffPyramidSink::compression_ratio_estimate() const {
   switch (impl_->enc.codec) {
-    case Codec::kJpeg: return 0.15;
-    case Codec::kNone: return 1.0;
-    default: return 0.7;
+    case Codec::kJpeg:
+      return 0.15;
+    case Codec::kNone:
+      return 1.0;
+    default:
+      return 0.7;
   }
 }
 
@@ -61,8 +65,12 @@ void TiffPyramidSink::add_associated(const std::string& name, const Image& img) 
   impl_->writer.add_associated(name, img);
 }
 
-void TiffPyramidSink::finish() { impl_->writer.finish(); }
+void TiffPyramidSink::finish() {
+  impl_->writer.finish();
+}
 
-uint64_t TiffPyramidSink::bytes_written() const { return impl_->writer.bytes_written(); }
+uint64_t TiffPyramidSink::bytes_written() const {
+  return impl_->writer.bytes_written();
+}
 
 }  // namespace tw

@@ -88,7 +88,7 @@ struct TiffSource::Impl {
   // libtiff handles are not thread-safe: a pool, one handle per reader.
   std::mutex pool_mu;
   std::vector<std::pair<TIFF*, int>> pool;  // handle, level it is set to (-1 none)
-  std::mutex scan_mu;  // row-by-row reads of big strips share one handle
+  std::mutex scan_mu;                       // row-by-row reads of big strips share one handle
   ChunkCache cache;
   mutable ByteBudget decode_budget{kDefaultDecodeBudget};
 
@@ -177,12 +177,13 @@ struct TiffSource::Impl {
   void set_dir(TIFF* t, const Dir& d) {
     clear_tiff_error();
     const int ok = d.subifd ? TIFFSetSubDirectory(t, d.subifd) : TIFFSetDirectory(t, d.index);
-    if (!ok) throw InputError("cannot read directory " + std::to_string(d.index) + " of " + path + ": " + take_tiff_error());
+    if (!ok)
+      throw InputError("cannot read directory " + std::to_string(d.index) + " of " + path + ": " + take_tiff_error());
   }
 
   std::string chunk_name(int level, const Dir& d, int64_t ci) const {
-    return std::string(d.tiled ? "tile " : "strip ") + std::to_string(ci) + " of level " +
-           std::to_string(level) + " of " + path;
+    return std::string(d.tiled ? "tile " : "strip ") + std::to_string(ci) + " of level " + std::to_string(level) +
+           " of " + path;
   }
 
   std::vector<uint8_t> read_raw(int level, int64_t ci) const {
@@ -203,16 +204,15 @@ struct TiffSource::Impl {
 
   // Converts decoded rows of plane p (packed, libtiff's layout) into the
   // part of dst they cover.
-  void convert_into(const Dir& d, const uint8_t* packed, const Rect& chunk, int plane,
-                    const ImageView& dst) const {
+  void convert_into(const Dir& d, const uint8_t* packed, const Rect& chunk, int plane, const ImageView& dst) const {
     const Rect o = chunk.intersect(dst.rect);
     if (o.empty()) return;
     const size_t in_bpp = d.plane_bytes_per_pixel();
     const size_t in_stride = static_cast<size_t>(chunk.w) * in_bpp;
     const size_t out_bpp = dst.fmt.bytes_per_pixel();
     for (int64_t y = o.y; y < o.y1(); ++y) {
-      const uint8_t* in = packed + static_cast<size_t>(y - chunk.y) * in_stride +
-                          static_cast<size_t>(o.x - chunk.x) * in_bpp;
+      const uint8_t* in =
+          packed + static_cast<size_t>(y - chunk.y) * in_stride + static_cast<size_t>(o.x - chunk.x) * in_bpp;
       uint8_t* out = dst.ptr_bytes(o.x, y);
       if (d.photometric == PHOTOMETRIC_PALETTE) {
         for (int64_t x = 0; x < o.w; ++x)
@@ -268,8 +268,7 @@ struct TiffSource::Impl {
         return;
       }
     }
-    const bool want_cache = cache.enabled() && !chunk.intersect(dst.rect).empty() &&
-                            !dst.rect.contains(chunk);
+    const bool want_cache = cache.enabled() && !chunk.intersect(dst.rect).empty() && !dst.rect.contains(chunk);
     if (want_cache) {
       auto img = std::make_shared<Image>(dst.fmt, chunk);
       decode_chunk(level, cx, cy, img->view());
@@ -287,7 +286,8 @@ struct TiffSource::Impl {
     if (d.counts[ci] == 0) {
       // Sparse file: an absent tile reads as zeros (GDAL's convention).
       const Rect o = chunk.intersect(dst.rect);
-      for (int64_t y = o.y; y < o.y1(); ++y) std::memset(dst.ptr_bytes(o.x, y), 0, static_cast<size_t>(o.w) * dst.fmt.bytes_per_pixel());
+      for (int64_t y = o.y; y < o.y1(); ++y)
+        std::memset(dst.ptr_bytes(o.x, y), 0, static_cast<size_t>(o.w) * dst.fmt.bytes_per_pixel());
       return;
     }
     const int64_t full_h = d.tiled ? d.chunk_h : chunk.h;
@@ -344,8 +344,8 @@ struct TiffSource::Impl {
         std::memset(row.data(), 0, row.size());  // as in decode_chunk: nothing of the last row
         clear_tiff_error();
         if (TIFFReadScanline(ls.t(), row.data(), static_cast<uint32_t>(y), static_cast<uint16_t>(p)) < 0)
-          throw InputError("cannot decode row " + std::to_string(y) + " of level " + std::to_string(level) +
-                           " of " + path + ": " + take_tiff_error());
+          throw InputError("cannot decode row " + std::to_string(y) + " of level " + std::to_string(level) + " of " +
+                           path + ": " + take_tiff_error());
         convert_into(d, row.data(), Rect(0, y, d.width, 1), p, dst);
       }
   }
@@ -501,19 +501,27 @@ void TiffSource::fill_info(const std::string& format, const std::string& vendor,
   if (d0.xres > 0) {
     info_.properties.emplace_back("tiff.XResolution", std::to_string(d0.xres));
     info_.properties.emplace_back("tiff.ResolutionUnit", d0.res_unit == RESUNIT_CENTIMETER ? "centimeter"
-                                                         : d0.res_unit == RESUNIT_INCH      ? "inch"
-                                                                                            : "none");
+                                                         : d0.res_unit == RESUNIT_INCH     ? "inch"
+                                                                                           : "none");
   }
 }
 
 TiffSource::~TiffSource() = default;
 
-void TiffSource::set_cache_bytes(size_t n) { impl_->cache.set_capacity(n); }
-void TiffSource::set_read_cache(size_t bytes) const { impl_->cache.set_capacity(bytes); }
+void TiffSource::set_cache_bytes(size_t n) {
+  impl_->cache.set_capacity(n);
+}
+void TiffSource::set_read_cache(size_t bytes) const {
+  impl_->cache.set_capacity(bytes);
+}
 
-size_t TiffSource::decode_unit_bytes(int level) const { return impl_->levels.at(static_cast<size_t>(level)).unit_bytes; }
+size_t TiffSource::decode_unit_bytes(int level) const {
+  return impl_->levels.at(static_cast<size_t>(level)).unit_bytes;
+}
 
-void TiffSource::set_decode_budget(size_t bytes) const { impl_->decode_budget.set_capacity(bytes); }
+void TiffSource::set_decode_budget(size_t bytes) const {
+  impl_->decode_budget.set_capacity(bytes);
+}
 
 void TiffSource::read_inside(int level, const ImageView& dst) const {
   auto& im = *impl_;
@@ -574,15 +582,15 @@ Image TiffSource::read_associated(const std::string& name) const {
                        (d.unsupported.empty() ? std::to_string(d.bits) + "-bit samples" : d.unsupported) +
                        "): it is not copied");
     if (d.width > 16384 || d.height > 16384 || d.width * d.height > (int64_t{1} << 26))
-      throw InputError("associated image '" + name + "' is too large to read whole (" +
-                       std::to_string(d.width) + "x" + std::to_string(d.height) + ")");
+      throw InputError("associated image '" + name + "' is too large to read whole (" + std::to_string(d.width) + "x" +
+                       std::to_string(d.height) + ")");
     TIFF* t = im.open_handle();
     std::unique_ptr<TIFF, void (*)(TIFF*)> guard(t, TIFFClose);
     im.set_dir(t, d);
     std::vector<uint32_t> rgba(static_cast<size_t>(d.width * d.height));
     clear_tiff_error();
-    if (!TIFFReadRGBAImageOriented(t, static_cast<uint32_t>(d.width), static_cast<uint32_t>(d.height),
-                                   rgba.data(), ORIENTATION_TOPLEFT, 0))
+    if (!TIFFReadRGBAImageOriented(t, static_cast<uint32_t>(d.width), static_cast<uint32_t>(d.height), rgba.data(),
+                                   ORIENTATION_TOPLEFT, 0))
       throw InputError("cannot decode associated image '" + name + "' of " + im.path + ": " + take_tiff_error());
     Image out(kRgb8, Rect(0, 0, d.width, d.height));
     for (int64_t y = 0; y < d.height; ++y) {

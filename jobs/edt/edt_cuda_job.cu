@@ -14,8 +14,8 @@
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
 #include "jobs/edt/edt_cuda_job.hpp"
-#include "kernels/edt/edt_cuda_kernels.hpp"
 #include "jobs/edt/edt_support.hpp"
+#include "kernels/edt/edt_cuda_kernels.hpp"
 
 namespace tw {
 namespace {
@@ -103,7 +103,7 @@ class Staging {
 }  // namespace
 
 std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src, const EdtCudaJob& job,
-                                                         EdtStats* stats) {
+                                                          EdtStats* stats) {
   const auto t_start = std::chrono::steady_clock::now();
   const LevelInfo& l0 = src.level(0);
   const int64_t W = l0.width, H = l0.height;
@@ -178,7 +178,8 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
   for (int64_t y0 = 0; y0 < H; y0 += band) {
     const int64_t rows = std::min(band, H - y0);
     if (!single)
-      stage.upload(i32, y0, rows, below.get(), [&](const ImageView& v) { copy_overlap(below_host->read(v.rect).view(), v); });
+      stage.upload(i32, y0, rows, below.get(),
+                   [&](const ImageView& v) { copy_overlap(below_host->read(v.rect).view(), v); });
     float* dist = nullptr;
     timed([&] { dist = edt_gpu::band_distance(int(rows), int(y0), ws, s); });
     stage.download(f32, y0, rows, dist, [&](const ImageView& v) { out.write(v); });

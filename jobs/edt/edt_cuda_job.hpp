@@ -22,6 +22,6 @@ struct EdtCudaJob {
 };
 
 std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src, const EdtCudaJob& job,
-                                                         EdtStats* stats = nullptr);
+                                                          EdtStats* stats = nullptr);
 
 }  // namespace tw

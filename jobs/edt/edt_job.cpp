@@ -1,24 +1,25 @@
+#include "jobs/edt/edt_job.hpp"
+
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "engine/error.hpp"
 #include "engine/memory_source.hpp"
-#include "jobs/edt/edt_job.hpp"
-#include "kernels/edt/edt_row.hpp"
 #include "jobs/edt/edt_support.hpp"
+#include "kernels/edt/edt_row.hpp"
 
 namespace tw {
 
 std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
-                                                    const std::string& scratch_near, EdtStats* stats) {
+                                                     const std::string& scratch_near, EdtStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
   const LevelInfo& l0 = src.level(0);
   const int64_t W = l0.width, H = l0.height;
@@ -32,7 +33,8 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
   // Bands: whatever the budget holds (source rows, g rows, output rows,
   // row-pass scratch), at least one row.
   const size_t per_row = static_cast<size_t>(W) * (src.info().fmt.bytes_per_pixel() + 4 + 4 + 4 * 8);
-  const int64_t band = std::max<int64_t>(1, std::min<int64_t>(256, static_cast<int64_t>(memory / 2 / std::max<size_t>(per_row, 1))));
+  const int64_t band =
+      std::max<int64_t>(1, std::min<int64_t>(256, static_cast<int64_t>(memory / 2 / std::max<size_t>(per_row, 1))));
 
   // Both rasters (the column distances and the result) stay in memory when
   // they fit a quarter of the budget each; beyond that they spill to files.
@@ -55,9 +57,8 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
     const Image in = src.read(0, Rect(0, y0, W, rows));
     read_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
     fgb.set_origin(0, y0);
-    tbb::parallel_for(int64_t{0}, rows, [&](int64_t r) {
-      foreground_row(in, p.threshold, fgb.row<uint8_t>(y0 + r), r);
-    });
+    tbb::parallel_for(int64_t{0}, rows,
+                      [&](int64_t r) { foreground_row(in, p.threshold, fgb.row<uint8_t>(y0 + r), r); });
     const ImageView g = below.window(Rect(0, y0, W, rows), gtmp);
     column_chunks([&](int64_t x0, int64_t x1) {
       uint64_t f = 0;
@@ -74,8 +75,10 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
           }
         }
       };
-      if (narrow) scan(static_cast<uint16_t*>(nullptr));
-      else scan(static_cast<int32_t*>(nullptr));
+      if (narrow)
+        scan(static_cast<uint16_t*>(nullptr));
+      else
+        scan(static_cast<int32_t*>(nullptr));
       n_fg += f;
     });
     below.commit(g);
@@ -113,8 +116,10 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
           }
         }
       };
-      if (narrow) scan(static_cast<const uint16_t*>(nullptr));
-      else scan(static_cast<const int32_t*>(nullptr));
+      if (narrow)
+        scan(static_cast<const uint16_t*>(nullptr));
+      else
+        scan(static_cast<const int32_t*>(nullptr));
     });
     const ImageView dist = out.window(Rect(0, y0, W, rows), dtmp);
     tbb::parallel_for(y0, y0 + rows, [&](int64_t y) {
@@ -125,7 +130,8 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
       auto finish = [&](auto* d2) {
         for (int64_t x = 0; x < W; ++x) {
           const int64_t v = d2[x];
-          o[x] = v >= inf2 ? std::numeric_limits<float>::infinity() : static_cast<float>(std::sqrt(static_cast<double>(v)));
+          o[x] = v >= inf2 ? std::numeric_limits<float>::infinity()
+                           : static_cast<float>(std::sqrt(static_cast<double>(v)));
         }
       };
       if (small) {

@@ -25,6 +25,6 @@ struct EdtStats {
 // The result is a float32 raster: in memory when it fits a quarter of
 // `memory`, else in a scratch file beside scratch_near.
 std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
-                                                    const std::string& scratch_near, EdtStats* stats = nullptr);
+                                                     const std::string& scratch_near, EdtStats* stats = nullptr);
 
 }  // namespace tw

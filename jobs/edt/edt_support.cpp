@@ -14,10 +14,14 @@ int64_t foreground_row(const Image& band, double thr, uint8_t* fg, int64_t row) 
   for (int64_t x = 0; x < w; ++x) {
     auto sample = [&](int c) -> double {
       switch (f.type) {
-        case SampleType::kU8: return p[x * f.channels + c];
-        case SampleType::kU16: return reinterpret_cast<const uint16_t*>(p)[x * f.channels + c];
-        case SampleType::kI32: return reinterpret_cast<const int32_t*>(p)[x * f.channels + c];
-        case SampleType::kF32: return reinterpret_cast<const float*>(p)[x * f.channels + c];
+        case SampleType::kU8:
+          return p[x * f.channels + c];
+        case SampleType::kU16:
+          return reinterpret_cast<const uint16_t*>(p)[x * f.channels + c];
+        case SampleType::kI32:
+          return reinterpret_cast<const int32_t*>(p)[x * f.channels + c];
+        case SampleType::kF32:
+          return reinterpret_cast<const float*>(p)[x * f.channels + c];
       }
       return 0;
     };
@@ -28,16 +32,22 @@ int64_t foreground_row(const Image& band, double thr, uint8_t* fg, int64_t row) 
 }
 
 Spillable::Spillable(PixelFormat fmt, int64_t w, int64_t h, bool in_memory, const std::string& near) {
-  if (in_memory) mem_ = std::make_shared<MemorySource>(Image(fmt, Rect(0, 0, w, h)));
-  else file_ = std::make_shared<RawRasterFile>(near, fmt, w, h);
+  if (in_memory)
+    mem_ = std::make_shared<MemorySource>(Image(fmt, Rect(0, 0, w, h)));
+  else
+    file_ = std::make_shared<RawRasterFile>(near, fmt, w, h);
 }
 
 void Spillable::write(const ImageView& v) {
-  if (file_) file_->write(v);
-  else copy_overlap(v, mem_->image().view());
+  if (file_)
+    file_->write(v);
+  else
+    copy_overlap(v, mem_->image().view());
 }
 
-Image Spillable::read(const Rect& r) const { return file_ ? file_->read(0, r) : mem_->read(0, r); }
+Image Spillable::read(const Rect& r) const {
+  return file_ ? file_->read(0, r) : mem_->read(0, r);
+}
 
 namespace {
 ImageView reuse(Image& tmp, PixelFormat fmt, const Rect& r) {

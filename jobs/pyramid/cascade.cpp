@@ -10,13 +10,14 @@
 namespace tw {
 namespace {
 
-int64_t floor_div2(int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
+int64_t floor_div2(int64_t a) {
+  return a >= 0 ? a / 2 : -((-a + 1) / 2);
+}
 constexpr int64_t kCarryRows = 4;
 
 }  // namespace
 
-PyramidCascade::PyramidCascade(PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows,
-                               ImagePool& pool)
+PyramidCascade::PyramidCascade(PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool)
     : fmt_(fmt), levels_(std::move(levels)), band_rows_(band_rows), pool_(pool), state_(levels_.size()) {
   TW_ASSERT(!levels_.empty() && band_rows_ > 0);
   for (size_t k = 1; k < levels_.size(); ++k) {
@@ -48,7 +49,8 @@ CascadeSnapshot PyramidCascade::snapshot() const {
     l.band_y0 = st.band_y0;
     if (st.band && st.next_out > st.band_y0)
       l.band = st.band->view().sub(Rect(me.col0, st.band_y0, me.col1 - me.col0, st.next_out - st.band_y0));
-    else TW_ASSERT(st.next_out == st.band_y0);
+    else
+      TW_ASSERT(st.next_out == st.band_y0);
   }
   return snap;
 }
@@ -89,8 +91,8 @@ void PyramidCascade::push_level(int k, const std::shared_ptr<const Image>& chunk
       reduce_source_rows(oy, in.height, src);
       const uint8_t* rows[5];
       for (int i = 0; i < 5; ++i) rows[i] = row_ptr(src[i]);
-      reduce_row(fmt_, rows, in.col0, in.col1 - in.col0, in.width, out.col0, out.col1 - out.col0,
-                 band.row_bytes(oy), scratch.local());
+      reduce_row(fmt_, rows, in.col0, in.col1 - in.col0, in.width, out.col0, out.col1 - out.col0, band.row_bytes(oy),
+                 scratch.local());
     });
     y = seg_end;
     if (seg_end == band.rect().y1()) {
@@ -107,8 +109,7 @@ void PyramidCascade::push_level(int k, const std::shared_ptr<const Image>& chunk
   const int64_t keep0 = std::max(b - kCarryRows, st.carry_n ? st.carry_y0 : a);
   Image& next = st.carry[1 - st.which];
   next.set_origin(in.col0, keep0);
-  for (int64_t r = keep0; r < b; ++r)
-    std::memcpy(next.row_bytes(r), row_ptr(r), next.view().row_length_bytes());
+  for (int64_t r = keep0; r < b; ++r) std::memcpy(next.row_bytes(r), row_ptr(r), next.view().row_length_bytes());
   st.which = 1 - st.which;
   st.carry_y0 = keep0;
   st.carry_n = b - keep0;

@@ -22,10 +22,10 @@ struct CascadeLevel {
 // GPU's) can carry on from it. Views point into the cascade's buffers.
 struct CascadeSnapshot {
   struct Level {
-    ImageView carry;  // rows [carry.rect.y, +h) of the level above; h may be 0
+    ImageView carry;       // rows [carry.rect.y, +h) of the level above; h may be 0
     int64_t next_out = 0;  // next row of this level to compute
     int64_t band_y0 = 0;   // first row of the band in progress
-    ImageView band;   // its rows computed so far, [band_y0, next_out); h may be 0
+    ImageView band;        // its rows computed so far, [band_y0, next_out); h may be 0
   };
   std::vector<Level> levels;  // [0] unused
 };

@@ -22,7 +22,9 @@ std::shared_ptr<JpegTicket> JpegCoding::submit_jpeg(int64_t, int64_t, const std:
   return nullptr;
 }
 
-void JpegCoding::enable_jpeg(int64_t) { throw InternalError("this producer cannot decode JPEG"); }
+void JpegCoding::enable_jpeg(int64_t) {
+  throw InternalError("this producer cannot decode JPEG");
+}
 
 void JpegCoding::enable_jpeg_encode(const JpegEncodeSpecs&) {
   throw InternalError("this producer cannot encode JPEG coefficients");
@@ -37,7 +39,9 @@ void JpegCoding::enable_coefs(const JpegCoefLayout&, int) {
   throw InternalError("this producer cannot decode JPEG coefficients");
 }
 
-std::shared_ptr<CoefBand> JpegCoding::acquire_coefs(int64_t, int64_t) { return nullptr; }
+std::shared_ptr<CoefBand> JpegCoding::acquire_coefs(int64_t, int64_t) {
+  return nullptr;
+}
 
 std::shared_ptr<JpegTicket> JpegCoding::submit_coefs(const std::shared_ptr<CoefBand>&) {
   throw InternalError("submit_coefs on a producer that lent no coefficient band");
@@ -47,12 +51,16 @@ void JpegCoding::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<
   throw InternalError("push_submitted on a producer that does not decode JPEG");
 }
 
-CascadeSnapshot LevelProducer::snapshot() const { throw InternalError("this producer cannot hand its cascade on"); }
+CascadeSnapshot LevelProducer::snapshot() const {
+  throw InternalError("this producer cannot hand its cascade on");
+}
 
-void LevelProducer::adopt(const CascadeSnapshot&) { throw InternalError("this producer cannot take a cascade up"); }
+void LevelProducer::adopt(const CascadeSnapshot&) {
+  throw InternalError("this producer cannot take a cascade up");
+}
 
-std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels,
-                                                 int64_t band_rows, ImagePool& pool) {
+std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows,
+                                                 ImagePool& pool) {
   return std::make_unique<CpuProducer>(fmt, std::move(levels), band_rows, pool);
 }
 

@@ -17,11 +17,11 @@
 #include <thread>
 
 #include "engine/cuda/resources.hpp"
-#include "jobs/pyramid/cuda_stages.hpp"
-#include "jobs/pyramid/level_producer.hpp"
 #include "engine/memory.hpp"
 #include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
 #include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
+#include "jobs/pyramid/cuda_stages.hpp"
+#include "jobs/pyramid/level_producer.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
 #ifdef TW_HAVE_NVJPEG
 #include "engine/cuda/nvjpeg_decoder.hpp"
@@ -72,8 +72,8 @@ class CudaProducer : public LevelProducer, public JpegCoding {
 #ifdef TW_HAVE_NVJPEG
     // Tiles decoded in place are whole tiles: rows hold the last one's padding.
     const CascadeLevel& l0 = levels_[0];
-    worker_ = std::make_unique<JpegWorker>(device_, fmt_.channels,
-                                           pitch_of(fmt_, ceil_div(l0.col1 - l0.col0, jpeg_tile) * jpeg_tile), T_, log_);
+    worker_ = std::make_unique<JpegWorker>(
+        device_, fmt_.channels, pitch_of(fmt_, ceil_div(l0.col1 - l0.col0, jpeg_tile) * jpeg_tile), T_, log_);
     live_worker_.store(worker_.get(), std::memory_order_release);
 #else
     (void)jpeg_tile;
@@ -247,7 +247,9 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     streams_[0].sync();
   }
 
-  JpegCoding* jpeg() override { return this; }
+  JpegCoding* jpeg() override {
+    return this;
+  }
 
   DeviceTimes device_times() const override {
     DeviceTimes t;
@@ -278,7 +280,9 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     int64_t y0, rows;
   };
 
-  int next_slot() { return static_cast<int>(token_++ & 1); }
+  int next_slot() {
+    return static_cast<int>(token_++ & 1);
+  }
 
   void cascade(cudaStream_t s, const DeviceRows& level0, std::vector<FinishedBand>& out) {
     // Uploads may overlap the previous band's kernels; these kernels may not.
@@ -377,8 +381,8 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     const size_t row_bytes = static_cast<size_t>(in.col1 - in.col0) * fmt_.bytes_per_pixel();
     if (keep0 < a)
       TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, L.carry_pitch, carry.data + size_t(keep0 - carry.y0) * carry.pitch,
-                                      carry.pitch, row_bytes, static_cast<size_t>(a - keep0),
-                                      cudaMemcpyDeviceToDevice, s));
+                                      carry.pitch, row_bytes, static_cast<size_t>(a - keep0), cudaMemcpyDeviceToDevice,
+                                      s));
     const int64_t c0 = std::max(keep0, a);
     if (c0 < b)
       TW_CUDA_CHECK(cudaMemcpy2DAsync(dst + size_t(c0 - keep0) * L.carry_pitch, L.carry_pitch,
@@ -417,13 +421,16 @@ class CudaProducer : public LevelProducer, public JpegCoding {
 
 }  // namespace
 
-const HostAllocator* gpu_host_allocator() { return &cuda::pinned_allocator(); }
+const HostAllocator* gpu_host_allocator() {
+  return &cuda::pinned_allocator();
+}
 
 size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& levels, int64_t band_rows) {
   size_t n = 2 * pitch_of(fmt, levels[0].col1 - levels[0].col0) * static_cast<size_t>(band_rows);
   for (size_t k = 1; k < levels.size(); ++k) {
     n += 2 * pitch_of(fmt, levels[k - 1].col1 - levels[k - 1].col0) * kCarryRows;
-    n += 2 * pitch_of(fmt, levels[k].col1 - levels[k].col0) * static_cast<size_t>(std::min(band_rows, levels[k].height));
+    n +=
+        2 * pitch_of(fmt, levels[k].col1 - levels[k].col0) * static_cast<size_t>(std::min(band_rows, levels[k].height));
   }
   return n;
 }
@@ -438,13 +445,14 @@ size_t cuda_encode_bytes(const JpegEncodeSpecs& specs, const std::vector<Cascade
 size_t cuda_coef_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, const JpegCoefLayout& layout,
                        int slots) {
   const int tiles = static_cast<int>(ceil_div(level0.col1 - level0.col0, layout.tile));
-  return CoefSlots::device_bytes(layout, tiles, pitch_of(fmt, level0.col1 - level0.col0) * static_cast<size_t>(band_rows),
-                                 slots);
+  return CoefSlots::device_bytes(layout, tiles,
+                                 pitch_of(fmt, level0.col1 - level0.col0) * static_cast<size_t>(band_rows), slots);
 }
 
 size_t cuda_jpeg_bytes(PixelFormat fmt, const CascadeLevel& level0, int64_t band_rows, int64_t tile) {
 #ifdef TW_HAVE_NVJPEG
-  return kJpegBuffers * pitch_of(fmt, ceil_div(level0.col1 - level0.col0, tile) * tile) * static_cast<size_t>(band_rows);
+  return kJpegBuffers * pitch_of(fmt, ceil_div(level0.col1 - level0.col0, tile) * tile) *
+         static_cast<size_t>(band_rows);
 #else
   (void)fmt, (void)level0, (void)band_rows, (void)tile;
   return 0;

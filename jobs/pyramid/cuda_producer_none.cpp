@@ -4,17 +4,29 @@
 
 namespace tw {
 
-const HostAllocator* gpu_host_allocator() { return nullptr; }
+const HostAllocator* gpu_host_allocator() {
+  return nullptr;
+}
 
-size_t cuda_producer_bytes(PixelFormat, const std::vector<CascadeLevel>&, int64_t) { return 0; }
+size_t cuda_producer_bytes(PixelFormat, const std::vector<CascadeLevel>&, int64_t) {
+  return 0;
+}
 
-bool cuda_can_decode(const RawTileFormat&) { return false; }
+bool cuda_can_decode(const RawTileFormat&) {
+  return false;
+}
 
-size_t cuda_encode_bytes(const JpegEncodeSpecs&, const std::vector<CascadeLevel>&) { return 0; }
+size_t cuda_encode_bytes(const JpegEncodeSpecs&, const std::vector<CascadeLevel>&) {
+  return 0;
+}
 
-size_t cuda_coef_bytes(PixelFormat, const CascadeLevel&, int64_t, const JpegCoefLayout&, int) { return 0; }
+size_t cuda_coef_bytes(PixelFormat, const CascadeLevel&, int64_t, const JpegCoefLayout&, int) {
+  return 0;
+}
 
-size_t cuda_jpeg_bytes(PixelFormat, const CascadeLevel&, int64_t, int64_t) { return 0; }
+size_t cuda_jpeg_bytes(PixelFormat, const CascadeLevel&, int64_t, int64_t) {
+  return 0;
+}
 
 std::unique_ptr<LevelProducer> make_cuda_producer(int, PixelFormat, std::vector<CascadeLevel>, int64_t, ImagePool&,
                                                   int64_t) {

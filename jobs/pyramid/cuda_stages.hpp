@@ -26,7 +26,9 @@ inline size_t pitch_of(PixelFormat fmt, int64_t cols) {
   return ((static_cast<size_t>(cols) * fmt.bytes_per_pixel()) + 255) & ~size_t{255};
 }
 
-inline int64_t floor_div2(int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
+inline int64_t floor_div2(int64_t a) {
+  return a >= 0 ? a / 2 : -((-a + 1) / 2);
+}
 
 enum class Stage { kUpload, kKernel, kDownload, kDecode };
 
@@ -94,10 +96,10 @@ class CoefSlots {
   }
 
   static size_t device_bytes(const JpegCoefLayout& layout, int tiles, size_t pixels_bytes, int n) {
-    const size_t per = static_cast<size_t>(tiles) * (layout.coefs_per_tile() * sizeof(int16_t) +
-                                                     layout.quant_per_tile() * sizeof(uint16_t) +
-                                                     jpeg_idct_plane_bytes(layout)) +
-                       pixels_bytes;
+    const size_t per =
+        static_cast<size_t>(tiles) * (layout.coefs_per_tile() * sizeof(int16_t) +
+                                      layout.quant_per_tile() * sizeof(uint16_t) + jpeg_idct_plane_bytes(layout)) +
+        pixels_bytes;
     return per * static_cast<size_t>(n);
   }
 

@@ -1,4 +1,3 @@
-#include "engine/warnings.hpp"
 #include "jobs/pyramid/handoff_producer.hpp"
 
 #include <chrono>
@@ -7,6 +6,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/memory.hpp"
 #include "engine/trace.hpp"
+#include "engine/warnings.hpp"
 
 namespace tw {
 
@@ -32,8 +32,8 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
         const size_t need = cuda_producer_bytes(fmt, levels, band_rows);
         const size_t budget = gpu_memory_budget(gpu_memory, devs[backend_.device].free_bytes);
         if (need > budget) {
-          why_not_ = "the pyramid needs " + format_bytes(need) + " of device memory, the budget is " +
-                     format_bytes(budget);
+          why_not_ =
+              "the pyramid needs " + format_bytes(need) + " of device memory, the budget is " + format_bytes(budget);
         } else {
           room = budget - need;
           p = make_cuda_producer(backend_.device, fmt, levels, band_rows, gpu_pool_);
@@ -64,8 +64,8 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
           // a thread's worth of the pass.
           if (!split) {
             for (int i = 0; i <= warm_bands; ++i)
-              gpu_pool_.add_idle(fmt, Rect(levels[0].col0, 0, levels[0].col1 - levels[0].col0,
-                                           std::min(band_rows, levels[0].height)));
+              gpu_pool_.add_idle(
+                  fmt, Rect(levels[0].col0, 0, levels[0].col1 - levels[0].col0, std::min(band_rows, levels[0].height)));
           }
         }
       }
@@ -108,8 +108,7 @@ void HandoffProducer::take_over(int64_t row) {
     // "cuda" without a usable device is an error, as it is for every other
     // command; with a device but too little memory, the CPU goes on.
     if (!backend_.optional && why_not_.empty()) resolve_backend(backend_);
-    if (!why_not_.empty())
-      warn("pyramid stays on the CPU: " + why_not_);
+    if (!why_not_.empty()) warn("pyramid stays on the CPU: " + why_not_);
     gave_up_ = true;
     return;
   }
@@ -164,13 +163,17 @@ std::shared_ptr<JpegTicket> HandoffProducer::submit_coefs(const std::shared_ptr<
   return g->jpeg()->submit_coefs(band);
 }
 
-void HandoffProducer::wait_made() const { made_.wait(); }
+void HandoffProducer::wait_made() const {
+  made_.wait();
+}
 
 std::string HandoffProducer::jpeg_decoder() const {
   LevelProducer* g = gpu_live_.load(std::memory_order_acquire);
   return g ? g->jpeg()->jpeg_decoder() : "";
 }
 
-DeviceTimes HandoffProducer::device_times() const { return gpu_ ? gpu_->device_times() : DeviceTimes{}; }
+DeviceTimes HandoffProducer::device_times() const {
+  return gpu_ ? gpu_->device_times() : DeviceTimes{};
+}
 
 }  // namespace tw

@@ -32,9 +32,8 @@ class HandoffProducer : public LevelProducer, public JpegCoding {
   // has the cascade, its JPEG decoder (nvJPEG, started after the cascade's
   // producer: it takes ~0.4 s more) may take level-0 bands too.
   HandoffProducer(const Backend& backend, size_t gpu_memory, PixelFormat fmt, std::vector<CascadeLevel> levels,
-                  int64_t band_rows, ImagePool& cpu_pool, ImagePool& gpu_pool, int warm_bands,
-                  int64_t join_row = -1, int64_t jpeg_tile = 0, std::optional<JpegCoefLayout> coefs = {},
-                  JpegEncodeSpecs encode = {});
+                  int64_t band_rows, ImagePool& cpu_pool, ImagePool& gpu_pool, int warm_bands, int64_t join_row = -1,
+                  int64_t jpeg_tile = 0, std::optional<JpegCoefLayout> coefs = {}, JpegEncodeSpecs encode = {});
   ~HandoffProducer() override;
 
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override;
@@ -70,8 +69,8 @@ class HandoffProducer : public LevelProducer, public JpegCoding {
   std::promise<void> made_flag_;                   // set when the starting thread has made it (or failed)
   std::shared_future<void> made_;
   std::future<std::unique_ptr<LevelProducer>> ready_;  // the GPU's producer, once made
-  std::future<void> starting_;                          // the thread that starts CUDA (and nvJPEG)
-  std::atomic<bool> closing_{false};                    // the pass is over: no decoder wanted
+  std::future<void> starting_;                         // the thread that starts CUDA (and nvJPEG)
+  std::atomic<bool> closing_{false};                   // the pass is over: no decoder wanted
   std::string why_not_;  // set by the starting thread when the GPU cannot take the cascade
   int64_t join_row_;
   bool gave_up_ = false;

@@ -115,8 +115,8 @@ class LevelProducer {
   virtual JpegCoding* jpeg() { return nullptr; }
 };
 
-std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels,
-                                                 int64_t band_rows, ImagePool& pool);
+std::unique_ptr<LevelProducer> make_cpu_producer(PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows,
+                                                 ImagePool& pool);
 
 // Pinned host memory for bands the GPU copies from or into (null without CUDA).
 const HostAllocator* gpu_host_allocator();

@@ -31,8 +31,8 @@ struct PassGeom {
 PassGeom stripe_geometry(const Sizes& sizes, int K, int64_t X0, int64_t X1);
 
 struct Plan {
-  int K = 0;        // levels 0..K come from each stripe
-  int64_t S = 0;    // stripe width at level 0
+  int K = 0;      // levels 0..K come from each stripe
+  int64_t S = 0;  // stripe width at level 0
   int tokens = 1;
   size_t bytes = 0;
   size_t device_bytes = 0;

@@ -38,8 +38,8 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
                 int level_offset, bool skip_level0, bool passthrough, Counters& cnt, Progress& progress,
                 PyramidStats& stats, bool top) {
   const int L = static_cast<int>(sizes.size());
-  const int all_threads = static_cast<int>(
-      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const int all_threads =
+      static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
   // A budget too small for every thread's tile buffers gets a pass on fewer
   // threads (an arena of that many) rather than an error: 16 threads need
   // 4.5 MiB for 256-pixel tiles before any band.
@@ -65,19 +65,31 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
   }
   std::unique_ptr<RawRasterFile> next;
   if (plan.K < L - 1)
-    next = std::make_unique<RawRasterFile>(scratch_near(opt), src.info().fmt, sizes[plan.K].first,
-                                           sizes[plan.K].second);
+    next =
+        std::make_unique<RawRasterFile>(scratch_near(opt), src.info().fmt, sizes[plan.K].first, sizes[plan.K].second);
   auto passes = [&] {
     for (int64_t s = 0; s < stripes; ++s) {
-      PassArgs a{&src, &sink, stripe_geometry(sizes, plan.K, s * plan.S, std::min((s + 1) * plan.S, W0)),
-                 opt.tile,    plan.tokens,  passthrough, skip_level0, level_offset, next.get(),
-                 opt.backend, opt.gpu_jpeg, gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0,
-                 opt.gpu_memory, opt.gpu_join_row};
+      PassArgs a{&src,
+                 &sink,
+                 stripe_geometry(sizes, plan.K, s * plan.S, std::min((s + 1) * plan.S, W0)),
+                 opt.tile,
+                 plan.tokens,
+                 passthrough,
+                 skip_level0,
+                 level_offset,
+                 next.get(),
+                 opt.backend,
+                 opt.gpu_jpeg,
+                 gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0,
+                 opt.gpu_memory,
+                 opt.gpu_join_row};
       run_pass(a, cnt, progress);
     }
   };
-  if (threads < all_threads) tbb::task_arena(threads).execute(passes);
-  else passes();
+  if (threads < all_threads)
+    tbb::task_arena(threads).execute(passes);
+  else
+    passes();
   if (next) {
     const Sizes rest(sizes.begin() + plan.K, sizes.end());
     run_levels(*next, sink, opt, rest, level_offset + plan.K, true, false, cnt, progress, stats, false);
@@ -94,8 +106,7 @@ bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJob
   // --gpu-jpeg on: the decoder from the first band, as asked (a decoder that
   // joins later may find the pass over); auto lets it join when it can.
   if (opt.passthrough && opt.gpu_jpeg == PyramidJobOptions::GpuJpeg::kOn && opt.gpu_join_row < 0) return false;
-  const int threads = static_cast<int>(
-      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const int threads = static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
   const PixelFormat fmt = src.info().fmt;
   Plan plan;
   try {
@@ -126,7 +137,8 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
     opt.backend = Backend{};
   }
   if (opt.tile < 16 || opt.tile % 16 != 0 || opt.tile > 16384)
-    throw InputError("--tile " + std::to_string(opt.tile) + " is invalid: tiles must be multiples of 16, from 16 to 16384");
+    throw InputError("--tile " + std::to_string(opt.tile) +
+                     " is invalid: tiles must be multiples of 16, from 16 to 16384");
   const Sizes sizes = plan_pyramid_levels(src, opt.min_size);
   if (opt.passthrough) {
     const RawTileFormat* rf = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;

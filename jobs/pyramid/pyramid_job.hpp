@@ -46,8 +46,8 @@ struct PyramidStats {
   std::vector<std::pair<int64_t, int64_t>> level_sizes;
   int64_t tiles_encoded = 0;
   int64_t tiles_passed_through = 0;
-  int tokens = 0;         // bands in flight
-  int stripes = 1;        // vertical stripes level 0 was cut into
+  int tokens = 0;            // bands in flight
+  int stripes = 1;           // vertical stripes level 0 was cut into
   size_t planned_bytes = 0;  // working set the plan expects
   double seconds = 0;
   std::string backend = "cpu";

@@ -44,9 +44,9 @@ struct TileTask {
 
 struct Token {
   int64_t y = 0, h = 0;
-  std::shared_ptr<Image> pixels;                 // null when the GPU decodes level 0
-  std::vector<std::vector<uint8_t>> jpeg;        // complete level-0 JPEG tiles for the GPU
-  std::shared_ptr<JpegTicket> ticket;            // their decoding, handed to the GPU
+  std::shared_ptr<Image> pixels;           // null when the GPU decodes level 0
+  std::vector<std::vector<uint8_t>> jpeg;  // complete level-0 JPEG tiles for the GPU
+  std::shared_ptr<JpegTicket> ticket;      // their decoding, handed to the GPU
   std::vector<TileTask> tasks;
   std::vector<FinishedBand> finished;                 // lower-level bands this band completed
   std::vector<std::shared_ptr<const Image>> capture;  // level-K bands for the next pass
@@ -58,8 +58,10 @@ struct Token {
 void pad_tile(const ImageView& band, const Rect& tile, int64_t level_w, int64_t level_h, Image& out) {
   const Rect valid = tile.intersect(Rect(0, 0, level_w, level_h)).intersect(band.rect);
   TW_ASSERT(!valid.empty());
-  if (out.empty() || !out.can_hold(band.fmt, tile)) out = Image(band.fmt, tile);
-  else out.reshape(band.fmt, tile);
+  if (out.empty() || !out.can_hold(band.fmt, tile))
+    out = Image(band.fmt, tile);
+  else
+    out.reshape(band.fmt, tile);
   const size_t bpp = band.fmt.bytes_per_pixel();
   for (int64_t y = tile.y; y < tile.y1(); ++y) {
     const int64_t sy = std::min(y, valid.y1() - 1);
@@ -99,8 +101,8 @@ class Pass {
                                (a_.gpu_jpeg == PyramidJobOptions::GpuJpeg::kAuto && threads <= kGpuJpegMaxThreads);
     const bool whole_tiles = raw0_ && one_stripe && raw0_->tile_w == T_ && raw0_->tile_h == T_;
     const bool jpeg_fits = want_gpu_jpeg && whole_tiles && cuda_can_decode(*raw0_);
-    gpu_jpeg_ = a_.backend.is_cuda() && !a_.backend.pending && jpeg_fits &&
-                cuda_jpeg_bytes(fmt_, c0_, T_, T_) <= a_.gpu_room;
+    gpu_jpeg_ =
+        a_.backend.is_cuda() && !a_.backend.pending && jpeg_fits && cuda_jpeg_bytes(fmt_, c0_, T_, T_) <= a_.gpu_room;
     // With a hand-over the decoder joins after the cascade (when it fits the
     // device budget then).
     handoff_jpeg_ = a_.backend.pending && jpeg_fits;
@@ -266,8 +268,10 @@ class Pass {
       const auto [tx0, tx1] = tile_range(0);
       for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T_, t->pixels, {}});
     }
-    if (t->ticket) producer_->jpeg()->push_submitted(t->ticket, t->finished);
-    else producer_->push(t->pixels, t->finished);
+    if (t->ticket)
+      producer_->jpeg()->push_submitted(t->ticket, t->finished);
+    else
+      producer_->push(t->pixels, t->finished);
     for (const FinishedBand& f : t->finished) {
       if (f.coefs) {
         const auto [tx0, tx1] = tile_range(f.level);
@@ -387,7 +391,8 @@ class Pass {
     if (handoff_ && gpu_decoded_ > 0) cnt_.jpeg_decoder = handoff_->jpeg_decoder() + " + libjpeg-turbo";
     if (gpu_idct_ > 0 && cnt_.jpeg_decoder.find("GPU IDCT") == std::string::npos)
       cnt_.jpeg_decoder += " (entropy decoding) + GPU IDCT";
-    if (handoff_ && handoff_->gpu_from_row() >= 0 && cnt_.gpu_from_row < 0) cnt_.gpu_from_row = handoff_->gpu_from_row();
+    if (handoff_ && handoff_->gpu_from_row() >= 0 && cnt_.gpu_from_row < 0)
+      cnt_.gpu_from_row = handoff_->gpu_from_row();
     cnt_.device.bytes_up += d.bytes_up, cnt_.device.bytes_down += d.bytes_down;
     TraceSpan teardown("pass-teardown", 0);
     producer_.reset();
@@ -422,6 +427,8 @@ class Pass {
 
 }  // namespace
 
-void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) { Pass(a, cnt, progress).run(); }
+void run_pass(const PassArgs& a, Counters& cnt, Progress& progress) {
+  Pass(a, cnt, progress).run();
+}
 
 }  // namespace tw

@@ -22,9 +22,9 @@ namespace tw {
 // Figures summed over a pyramid's passes.
 struct Counters {
   std::string jpeg_decoder;
-  int64_t gpu_bands = 0;  // level-0 bands decoded on the GPU
+  int64_t gpu_bands = 0;       // level-0 bands decoded on the GPU
   int64_t gpu_idct_bands = 0;  // ... finished on the GPU after the CPU's entropy decoding
-  int64_t gpu_from_row = -1;  // with a pending backend: where the GPU took the cascade over
+  int64_t gpu_from_row = -1;   // with a pending backend: where the GPU took the cascade over
   // Nanoseconds; host stages summed over threads.
   std::atomic<int64_t> read{0}, decode{0}, reduce{0}, encode{0}, write{0};
   std::atomic<int64_t> encoded{0}, passed{0}, gpu_transformed{0};

@@ -45,15 +45,17 @@ TW_CLONES bool not_binary(const uint8_t* __restrict a, int64_t n) {
 // than 0 and 255 (8-bit; binary == nullptr: not asked). Returns an error
 // message, or "".
 template <class T>
-std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchStore& j, ScratchStore& i,
-                      int64_t tx, int64_t ty, const ReconstructJob& job, std::atomic<bool>* binary) {
+std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchStore& j, ScratchStore& i, int64_t tx,
+                      int64_t ty, const ReconstructJob& job, std::atomic<bool>* binary) {
   const Rect t = j.grid().tile_rect(tx, ty);
   ScratchStore::Pin jp = j.acquire(tx, ty, true), ip = i.acquire(tx, ty, true);  // every row is loaded below
   // Rows r of the tile: read, marker taken, order checked.
   auto load_rows = [&](const Rect& r) -> std::string {
     mask.read(0, ip.image().view().sub(r));
-    if (job.marker_from_mask) job.marker_from_mask(ip.image().view().sub(r), jp.image().view().sub(r));
-    else marker.read(0, jp.image().view().sub(r));
+    if (job.marker_from_mask)
+      job.marker_from_mask(ip.image().view().sub(r), jp.image().view().sub(r));
+    else
+      marker.read(0, jp.image().view().sub(r));
     const bool dil = job.params.method == ReconstructMethod::kDilation;
     for (int64_t y = r.y; y < r.y1(); ++y) {
       T* a = jp.image().row<T>(y) + (r.x - jp.image().rect().x);
@@ -154,8 +156,7 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   // pin at once.
   const size_t tile_bytes = static_cast<size_t>(tile * tile) * fmt.bytes_per_pixel();
   // With CUDA one tile is on the device at a time; two in work keep it fed.
-  const size_t threads =
-      cuda ? 2 : tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  const size_t threads = cuda ? 2 : tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
   const size_t floor = tile_bytes * (2 * threads + 2);
   auto j = std::make_shared<ScratchStore>(fmt, l0.width, l0.height, tile, std::max(job.memory / 2, floor),
                                           job.scratch_near, "reconstruction");

@@ -44,7 +44,7 @@ struct ReconstructResult {
   std::shared_ptr<ScratchStore> image;  // the reconstruction
   WavefrontStats wavefront;
   ScratchStore::Stats store;
-  GpuWavefrontStats gpu;  // with CUDA
+  GpuWavefrontStats gpu;    // with CUDA
   bool gpu_binary = false;  // ran the bit-plane kernel (binary input, dilation)
 };
 

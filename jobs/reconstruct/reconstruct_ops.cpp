@@ -12,7 +12,9 @@ namespace {
 
 using SourceP = std::shared_ptr<const TileSource>;
 
-double max_value(PixelFormat f) { return f.type == SampleType::kU16 ? 65535.0 : 255.0; }
+double max_value(PixelFormat f) {
+  return f.type == SampleType::kU16 ? 65535.0 : 255.0;
+}
 
 PixelFormat require_gray(const ImageType& in, const std::string& what) {
   if (in.fmt.channels != 1 || (in.fmt.type != SampleType::kU8 && in.fmt.type != SampleType::kU16))
@@ -99,14 +101,16 @@ void register_reconstruct(OpRegistry& r) {
   op.takes = "8- or 16-bit gray, both of one size and type";
   op.params = {ParamSpec::choice("method", "M", {"dilation", "erosion"}, "dilation", "dilation (default) or erosion"),
                connectivity("8", "4 (cross) or 8 (square, default)"),
-               ParamSpec::flag("clip", "clip the marker to the mask instead of refusing a marker above it (below, "
-                                       "for erosion)")};
+               ParamSpec::flag("clip",
+                               "clip the marker to the mask instead of refusing a marker above it (below, "
+                               "for erosion)")};
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
     require_gray(in[0], "the marker");
     return require_gray(in[1], "the mask");
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
-    const ReconstructMethod m = p.choice("method") == "erosion" ? ReconstructMethod::kErosion : ReconstructMethod::kDilation;
+    const ReconstructMethod m =
+        p.choice("method") == "erosion" ? ReconstructMethod::kErosion : ReconstructMethod::kDilation;
     const ReconstructResult res = reconstruct(*in[0], *in[1], reconstruct_job(ctx, params_of(p, m), p.flag("clip")));
     return wavefront_result(res.image, res, ctx, "Tilewave reconstruction");
   };
@@ -131,25 +135,26 @@ void register_fill_holes(OpRegistry& r) {
     const int64_t W = in[0]->level(0).width, H = in[0]->level(0).height;
     const double maxv = max_value(fmt);
     // Marker: the image on its border, the maximum inside.
-    MapSource marker({in[0].get()}, fmt,
-                     [=](const std::vector<const uint8_t*>& rows, uint8_t* out, int64_t x0, int64_t y, int64_t n) {
-                       const bool edge_row = y == 0 || y == H - 1;
-                       if (fmt.type == SampleType::kU8) {
-                         const uint8_t* s = rows[0];
-                         for (int64_t i = 0; i < n; ++i) {
-                           const int64_t x = x0 + i;
-                           out[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint8_t>(maxv);
-                         }
-                       } else {
-                         const auto* s = reinterpret_cast<const uint16_t*>(rows[0]);
-                         auto* o = reinterpret_cast<uint16_t*>(out);
-                         for (int64_t i = 0; i < n; ++i) {
-                           const int64_t x = x0 + i;
-                           o[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint16_t>(maxv);
-                         }
-                       }
-                     },
-                     "fill-holes marker");
+    MapSource marker(
+        {in[0].get()}, fmt,
+        [=](const std::vector<const uint8_t*>& rows, uint8_t* out, int64_t x0, int64_t y, int64_t n) {
+          const bool edge_row = y == 0 || y == H - 1;
+          if (fmt.type == SampleType::kU8) {
+            const uint8_t* s = rows[0];
+            for (int64_t i = 0; i < n; ++i) {
+              const int64_t x = x0 + i;
+              out[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint8_t>(maxv);
+            }
+          } else {
+            const auto* s = reinterpret_cast<const uint16_t*>(rows[0]);
+            auto* o = reinterpret_cast<uint16_t*>(out);
+            for (int64_t i = 0; i < n; ++i) {
+              const int64_t x = x0 + i;
+              o[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint16_t>(maxv);
+            }
+          }
+        },
+        "fill-holes marker");
     const ReconstructResult res =
         reconstruct(marker, *in[0], reconstruct_job(ctx, params_of(p, ReconstructMethod::kErosion)));
     return wavefront_result(res.image, res, ctx, "Tilewave fill-holes");

@@ -98,5 +98,4 @@ inline CannyNms make_canny_nms(double low, double high) {
   return op;
 }
 
-
 }  // namespace tw::ops

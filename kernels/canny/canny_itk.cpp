@@ -19,9 +19,8 @@ double bessel_i0(double y) {
   if (d < 3.75) {
     double m = y / 3.75;
     m *= m;
-    return 1.0 + m * (3.5156229 +
-                      m * (3.0899424 +
-                           m * (1.2067492 + m * (0.2659732 + m * (0.360768e-1 + m * 0.45813e-2)))));
+    return 1.0 +
+           m * (3.5156229 + m * (3.0899424 + m * (1.2067492 + m * (0.2659732 + m * (0.360768e-1 + m * 0.45813e-2)))));
   }
   const double m = 3.75 / d;
   return (std::exp(d) / std::sqrt(d)) *
@@ -30,8 +29,7 @@ double bessel_i0(double y) {
                m * (0.225319e-2 +
                     m * (-0.157565e-2 +
                          m * (0.916281e-2 +
-                              m * (-0.2057706e-1 +
-                                   m * (0.2635537e-1 + m * (-0.1647633e-1 + m * 0.392377e-2))))))));
+                              m * (-0.2057706e-1 + m * (0.2635537e-1 + m * (-0.1647633e-1 + m * 0.392377e-2))))))));
 }
 
 double bessel_i1(double y) {
@@ -40,15 +38,12 @@ double bessel_i1(double y) {
   if (d < 3.75) {
     double m = y / 3.75;
     m *= m;
-    a = d * (0.5 +
-             m * (0.87890594 +
-                  m * (0.51498869 + m * (0.15084934 + m * (0.2658733e-1 +
-                                                           m * (0.301532e-2 + m * 0.32411e-3))))));
+    a = d * (0.5 + m * (0.87890594 +
+                        m * (0.51498869 + m * (0.15084934 + m * (0.2658733e-1 + m * (0.301532e-2 + m * 0.32411e-3))))));
   } else {
     const double m = 3.75 / d;
     a = 0.2282967e-1 + m * (-0.2895312e-1 + m * (0.1787654e-1 - m * 0.420059e-2));
-    a = 0.39894228 +
-        m * (-0.3988024e-1 + m * (-0.362018e-2 + m * (0.163801e-2 + m * (-0.1031555e-1 + m * a))));
+    a = 0.39894228 + m * (-0.3988024e-1 + m * (-0.362018e-2 + m * (0.163801e-2 + m * (-0.1031555e-1 + m * a))));
     a *= std::exp(d) / std::sqrt(d);
   }
   return y < 0.0 ? -a : a;
@@ -80,12 +75,10 @@ void CannyItkParams::validate() const {
   if (!(variance >= 0) || variance > 400)
     throw InputError("Canny (itk) variance must be in [0, 400], got " + std::to_string(variance));
   if (!(max_error > 0) || !(max_error < 1))
-    throw InputError("Canny (itk) maximum error must be in (0, 1), got " +
-                     std::to_string(max_error));
+    throw InputError("Canny (itk) maximum error must be in (0, 1), got " + std::to_string(max_error));
   if (max_kernel_width < 1 || max_kernel_width > ops::kMaxSeparableRadius)
-    throw InputError("Canny (itk) maximum kernel width must be in [1, " +
-                     std::to_string(ops::kMaxSeparableRadius) + "], got " +
-                     std::to_string(max_kernel_width));
+    throw InputError("Canny (itk) maximum kernel width must be in [1, " + std::to_string(ops::kMaxSeparableRadius) +
+                     "], got " + std::to_string(max_kernel_width));
   if (!(lower >= 0) || !(upper >= 0) || !std::isfinite(lower) || !std::isfinite(upper))
     throw InputError("Canny (itk) thresholds must be finite and >= 0");
 }
@@ -109,8 +102,7 @@ std::vector<double> itk_gaussian_kernel(double variance, double max_error, int m
   for (double& c : half) c /= sum;
   const int r = static_cast<int>(half.size()) - 1;
   std::vector<double> k(static_cast<size_t>(2 * r + 1));
-  for (int i = -r; i <= r; ++i)
-    k[static_cast<size_t>(i + r)] = half[static_cast<size_t>(std::abs(i))];
+  for (int i = -r; i <= r; ++i) k[static_cast<size_t>(i + r)] = half[static_cast<size_t>(std::abs(i))];
   return k;
 }
 

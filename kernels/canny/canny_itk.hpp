@@ -44,7 +44,7 @@
 namespace tw::ops {
 
 struct CannyItkParams {
-  double variance = 1.96;  // of the Gaussian, pixels^2 (ITK's SetVariance; the thesis: sigma 1.4)
+  double variance = 1.96;       // of the Gaussian, pixels^2 (ITK's SetVariance; the thesis: sigma 1.4)
   double upper = 7, lower = 4;  // on the edge strength |grad L| (ITK's Upper/LowerThreshold)
   double max_error = 0.01;      // ITK's MaximumError, in (0, 1)
   int max_kernel_width = 32;    // ITK's MaximumKernelWidth (DiscreteGaussianImageFilter's default)
@@ -169,8 +169,8 @@ struct CannyItkClasses {
   // ZeroCrossingImageFilter's test of `self` against one neighbour; i is
   // ITK's neighbour index (0 left, 1 up, 2 right, 3 down).
   TW_HD static bool crossing(float self, float that, int i) {
-    const bool change = (self < 0.f && that > 0.f) || (self > 0.f && that < 0.f) ||
-                        (self == 0.f && that != 0.f) || (self != 0.f && that == 0.f);
+    const bool change = (self < 0.f && that > 0.f) || (self > 0.f && that < 0.f) || (self == 0.f && that != 0.f) ||
+                        (self != 0.f && that == 0.f);
     if (!change) return false;
     const float a = self < 0.f ? -self : self, b = that < 0.f ? -that : that;
     return a < b || (a == b && i >= 2);
@@ -193,14 +193,12 @@ struct CannyItkClasses {
     float lvvv = 0.f;
     lvvv = fadd(lvvv, fmul(vx, fdiv(gx, mag)));
     lvvv = fadd(lvvv, fmul(vy, fdiv(gy, mag)));
-    const bool zero_cross =
-        crossing(c, l, 0) || crossing(c, u, 1) || crossing(c, r, 2) || crossing(c, d, 3);
+    const bool zero_cross = crossing(c, l, 0) || crossing(c, u, 1) || crossing(c, r, 2) || crossing(c, d, 3);
     // The multiply filter: (Lvvv <= 0) * |grad L| * zero crossing.
     const float strength = (lvvv <= 0.f && zero_cross) ? mag : 0.f;
     out[0] = strength > upper ? kCannyStrong : strength > lower ? kCannyWeak : 0;
   }
 };
 CannyItkClasses make_canny_itk_classes(const CannyItkParams& p);
-
 
 }  // namespace tw::ops

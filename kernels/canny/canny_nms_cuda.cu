@@ -26,7 +26,7 @@ __device__ __forceinline__ int sobel_y(const int (&r)[3][3]) {
 }
 
 __global__ void __launch_bounds__(kThreads) nms_kernel(CannyNms op, const uint8_t* src, uint8_t* dst, int w, int h,
-                                                  int64_t x0, int64_t y0, int64_t W, int64_t H) {
+                                                       int64_t x0, int64_t y0, int64_t W, int64_t H) {
   __shared__ uint8_t in[kTh + 4][kTw + 4];
   __shared__ int mag[kTh + 2][kTw + 2];
   const int bx = blockIdx.x * kTw, by = blockIdx.y * kTh, t = threadIdx.x;

@@ -13,18 +13,17 @@
 // x-separated envelopes), each surviving site marks where its region starts,
 // and a prefix maximum over those marks gives every pixel its nearest site.
 // All integer, so the result equals the CPU backend's bit for bit.
-#include "kernels/edt/edt_cuda_kernels.hpp"
-
 #include <algorithm>
 #include <type_traits>
 
 #include "engine/cuda/cuda_check.hpp"
+#include "kernels/edt/edt_cuda_kernels.hpp"
 
 namespace tw::edt_gpu {
 namespace {
 
-constexpr int32_t kNone = INT32_MAX;         // no background (as a row or a distance)
-constexpr int32_t kDead = -2;                // prev[] of a pixel that is not a live site
+constexpr int32_t kNone = INT32_MAX;  // no background (as a row or a distance)
+constexpr int32_t kDead = -2;         // prev[] of a pixel that is not a live site
 constexpr int kRowThreads = 256;
 constexpr int kColThreads = 256;
 
@@ -134,8 +133,10 @@ struct RowArrays {
   T* nxt;
   __device__ __forceinline__ static int at(int x) { return x + (x >> 5); }
   __device__ __forceinline__ static int dec(T v) {
-    if constexpr (kNarrow) return v >= 0xFFFE ? int(v) - 0x10000 : int(v);
-    else return v;
+    if constexpr (kNarrow)
+      return v >= 0xFFFE ? int(v) - 0x10000 : int(v);
+    else
+      return v;
   }
   __device__ __forceinline__ static T enc(int v) { return static_cast<T>(v); }  // -1, -2 wrap to 0xFFFF, 0xFFFE
   __device__ __forceinline__ bool site(int x) const { return dec(g[at(x)]) != (kNarrow ? -1 : kNone); }
@@ -170,8 +171,12 @@ struct RowArrays {
 };
 
 // Entries per row array (even, so 16-bit arrays keep 4-byte alignment).
-__host__ __device__ constexpr int64_t padded_width(int64_t w) { return (w + w / 32 + 2) & ~int64_t{1}; }
-__host__ __device__ constexpr bool narrow_rows(int64_t w, int64_t h) { return w < 65534 && h < 65534; }
+__host__ __device__ constexpr int64_t padded_width(int64_t w) {
+  return (w + w / 32 + 2) & ~int64_t{1};
+}
+__host__ __device__ constexpr bool narrow_rows(int64_t w, int64_t h) {
+  return w < 65534 && h < 65534;
+}
 
 // Whether site b (a < b < c) has an empty region given a and c: where a and
 // b meet is at or right of where b and c meet. Exact in 64 bits for sides
@@ -307,8 +312,8 @@ __device__ int32_t block_prefix_max(int32_t v, int32_t* warp_tot) {
 // arrays live in dynamic shared memory, or in `scratch` (row_bytes per
 // block) for rows too wide for it.
 template <bool kNarrow>
-__global__ void __launch_bounds__(kRowThreads) row_pass(const int32_t* gcol, int w, int rows, float* out,
-                                                       int32_t* scratch) {
+__global__ void __launch_bounds__(kRowThreads)
+    row_pass(const int32_t* gcol, int w, int rows, float* out, int32_t* scratch) {
   using R = RowArrays<kNarrow>;
   using T = typename R::T;
   extern __shared__ int32_t smem[];
@@ -333,8 +338,10 @@ __global__ void __launch_bounds__(kRowThreads) row_pass(const int32_t* gcol, int
         r.set_p(t, kDead);
         t = p;
       }
-      if (t >= 0) r.set_n(t, x), r.set_p(x, t);
-      else r.set_p(x, -1), h = x;
+      if (t >= 0)
+        r.set_n(t, x), r.set_p(x, t);
+      else
+        r.set_p(x, -1), h = x;
       t = x;
     }
     if (t >= 0) r.set_n(t, -1);
@@ -416,13 +423,17 @@ RowPlan plan_rows(int64_t w, int64_t h, int device) {
   p.scratch_blocks = p.in_shared ? 0 : 2 * sms;
   if (p.in_shared && p.row_bytes > 48 * 1024) {
     const int bytes = static_cast<int>(p.row_bytes);
-    if (p.narrow) TW_CUDA_CHECK(cudaFuncSetAttribute(row_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    else TW_CUDA_CHECK(cudaFuncSetAttribute(row_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    if (p.narrow)
+      TW_CUDA_CHECK(cudaFuncSetAttribute(row_pass<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    else
+      TW_CUDA_CHECK(cudaFuncSetAttribute(row_pass<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
   return p;
 }
 
-size_t bytes_per_band_row(int64_t w) { return static_cast<size_t>(w) * (1 + 4 + 4) + 2 * static_cast<size_t>(w) * 4 / kSeg + 8; }
+size_t bytes_per_band_row(int64_t w) {
+  return static_cast<size_t>(w) * (1 + 4 + 4) + 2 * static_cast<size_t>(w) * 4 / kSeg + 8;
+}
 
 size_t fixed_bytes(int64_t w, const RowPlan& plan) {
   return 2 * static_cast<size_t>(w) * 4 + static_cast<size_t>(plan.scratch_blocks) * plan.row_bytes;
@@ -459,8 +470,10 @@ float* band_distance(int rows, int row0, const Workspace& ws, cudaStream_t s) {
   const unsigned blocks = static_cast<unsigned>(ws.plan.in_shared ? rows : std::min(rows, ws.plan.scratch_blocks));
   const size_t smem = ws.plan.in_shared ? ws.plan.row_bytes : 0;
   int32_t* scratch = ws.plan.in_shared ? nullptr : ws.scratch;
-  if (ws.plan.narrow) row_pass<true><<<blocks, kRowThreads, smem, s>>>(ws.g, int(ws.w), rows, dist, scratch);
-  else row_pass<false><<<blocks, kRowThreads, smem, s>>>(ws.g, int(ws.w), rows, dist, scratch);
+  if (ws.plan.narrow)
+    row_pass<true><<<blocks, kRowThreads, smem, s>>>(ws.g, int(ws.w), rows, dist, scratch);
+  else
+    row_pass<false><<<blocks, kRowThreads, smem, s>>>(ws.g, int(ws.w), rows, dist, scratch);
   TW_CUDA_CHECK_LAUNCH();
   return dist;
 }

@@ -1,5 +1,6 @@
-#include "kernels/edt/edt.hpp"
 #include "kernels/edt/edt_row.hpp"
+
+#include "kernels/edt/edt.hpp"
 
 namespace tw {
 

@@ -24,8 +24,10 @@ void row_pass(const I* g2, int64_t n, I* out, I* s, I* t) {
   // above the rounding error), and a double division is much cheaper.
   auto sep = [&](I i, I u) {
     const I num = u * u - i * i + g2[u] - g2[i], den = 2 * (u - i);
-    if constexpr (sizeof(I) == 4) return static_cast<I>(std::floor(static_cast<double>(num) / den));
-    else return floor_div<I>(num, den);
+    if constexpr (sizeof(I) == 4)
+      return static_cast<I>(std::floor(static_cast<double>(num) / den));
+    else
+      return floor_div<I>(num, den);
   };
   int64_t q = 0;
   s[0] = 0, t[0] = 0;

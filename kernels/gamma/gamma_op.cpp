@@ -13,7 +13,7 @@ void register_gamma(OpRegistry& r) {
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const double g = p.real("gamma"), k = p.real("gain");
     SourceP out = in[0]->info().fmt.channels == 1 ? run_op(in[0], make_gamma<1>(g, k), ctx.backend, "gamma")
-                                                   : run_op(in[0], make_gamma<3>(g, k), ctx.backend, "gamma");
+                                                  : run_op(in[0], make_gamma<3>(g, k), ctx.backend, "gamma");
     return filter_result("gamma", std::move(out), ctx);
   };
   r.add(std::move(op));

@@ -7,7 +7,9 @@
 
 namespace tw::ops {
 
-int gaussian_radius(double sigma) { return static_cast<int>(std::ceil(3.0 * sigma)); }
+int gaussian_radius(double sigma) {
+  return static_cast<int>(std::ceil(3.0 * sigma));
+}
 
 template <int C>
 Gaussian<C> make_gaussian(double sigma) {

@@ -12,8 +12,9 @@ void register_gaussian(OpRegistry& r) {
   op.halo = [](const OpParams& p) { return gaussian_radius(p.real("sigma")); };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const double sigma = p.real("sigma");
-    SourceP out = in[0]->info().fmt.channels == 1 ? ops::run_op(in[0], make_gaussian<1>(sigma), ctx.backend, "gaussian")
-                                                   : ops::run_op(in[0], make_gaussian<3>(sigma), ctx.backend, "gaussian");
+    SourceP out = in[0]->info().fmt.channels == 1
+                      ? ops::run_op(in[0], make_gaussian<1>(sigma), ctx.backend, "gaussian")
+                      : ops::run_op(in[0], make_gaussian<3>(sigma), ctx.backend, "gaussian");
     return filter_result("gaussian", std::move(out), ctx);
   };
   r.add(std::move(op));

@@ -8,7 +8,8 @@ Hed make_hed() {
   // skimage.color.colorconv.rgb_from_hed: rows are the stains' RGB optical
   // densities (hematoxylin, eosin, DAB).
   const double a[3][3] = {{0.65, 0.70, 0.29}, {0.07, 0.99, 0.11}, {0.27, 0.57, 0.78}};
-  const double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+  const double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                     a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
                      a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
   double inv[3][3];
   for (int i = 0; i < 3; ++i)

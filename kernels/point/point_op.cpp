@@ -13,10 +13,12 @@ void register_brightness(OpRegistry& r) {
   op.params = {ParamSpec::integer("add", "N", -255, 255, "", "value added, -255..255").needed()};
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const int add = static_cast<int>(p.integer("add"));
-    return filter_result("brightness", per_channels<Brightness>(in[0], ctx.backend, "brightness", [&](auto o) {
-                           o.add = add;
-                           return o;
-                         }),
+    return filter_result("brightness",
+                         per_channels<Brightness>(in[0], ctx.backend, "brightness",
+                                                  [&](auto o) {
+                                                    o.add = add;
+                                                    return o;
+                                                  }),
                          ctx);
   };
   r.add(std::move(op));
@@ -30,10 +32,12 @@ void register_contrast(OpRegistry& r) {
                ParamSpec::real("center", "C", 0, 255, "128", "fixed point")};
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const float f = static_cast<float>(p.real("factor")), c = static_cast<float>(p.real("center"));
-    return filter_result("contrast", per_channels<Contrast>(in[0], ctx.backend, "contrast", [&](auto o) {
-                           o.factor = f, o.center = c;
-                           return o;
-                         }),
+    return filter_result("contrast",
+                         per_channels<Contrast>(in[0], ctx.backend, "contrast",
+                                                [&](auto o) {
+                                                  o.factor = f, o.center = c;
+                                                  return o;
+                                                }),
                          ctx);
   };
   r.add(std::move(op));

@@ -11,7 +11,9 @@
 
 namespace tw {
 
-constexpr int64_t reduced_size(int64_t n) { return (n + 1) / 2; }
+constexpr int64_t reduced_size(int64_t n) {
+  return (n + 1) / 2;
+}
 
 // Level sizes of a pyramid: level 0 = (w, h); halve (rounding up) while either
 // side is larger than min_size.
@@ -25,9 +27,8 @@ void reduce_source_rows(int64_t out_y, int64_t in_height, int64_t rows[5]);
 // the input level is in_width wide and columns [in_x0, in_x0 + in_w) are
 // held. Every input column the output needs (after reflection) must be held.
 // `scratch` is reused between calls to avoid allocation.
-void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w,
-                int64_t in_width, int64_t out_x0, int64_t out_w, uint8_t* out,
-                std::vector<uint32_t>& scratch);
+void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w, int64_t in_width,
+                int64_t out_x0, int64_t out_w, uint8_t* out, std::vector<uint32_t>& scratch);
 
 // The whole-image reference: REDUCE of all of src (rect origin 0,0).
 Image reduce_image(const Image& src);

@@ -14,8 +14,8 @@ namespace {
 // (16*255 vertically, 256*255 + 128 overall), so the loops run on twice as
 // many lanes; 16-bit samples need 32.
 template <class T>
-using Acc = std::conditional_t<std::is_floating_point_v<T>, float,
-                               std::conditional_t<sizeof(T) == 1, uint16_t, uint32_t>>;
+using Acc =
+    std::conditional_t<std::is_floating_point_v<T>, float, std::conditional_t<sizeof(T) == 1, uint16_t, uint32_t>>;
 
 // Every other pixel of a full-rate row of 3-channel 16-bit sums, each
 // sum's high byte: 48 bytes of sums (4 pixel pairs) make 12 output bytes
@@ -37,9 +37,9 @@ TW_CLONES int64_t keep_even_rgb8(const uint16_t* h, int64_t out_w, uint8_t* out)
     std::memcpy(&r2, b + 32, 16);
 #if defined(__clang__)
     // Clang (the fuzz build) has no __builtin_shuffle; the same byte picks.
-    const v16 o = __builtin_shufflevector(
-        __builtin_shufflevector(r0, r1, 1, 3, 5, 13, 15, 17, 25, 27, 29, 0, 0, 0, 0, 0, 0, 0), r2,
-        0, 1, 2, 3, 4, 5, 6, 7, 8, 21, 23, 25, 0, 0, 0, 0);
+    const v16 o =
+        __builtin_shufflevector(__builtin_shufflevector(r0, r1, 1, 3, 5, 13, 15, 17, 25, 27, 29, 0, 0, 0, 0, 0, 0, 0),
+                                r2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 21, 23, 25, 0, 0, 0, 0);
 #else
     const v16 o = __builtin_shuffle(__builtin_shuffle(r0, r1, first), r2, last);
 #endif
@@ -50,7 +50,7 @@ TW_CLONES int64_t keep_even_rgb8(const uint16_t* h, int64_t out_w, uint8_t* out)
 
 template <class T, int C>
 TW_CLONES void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64_t in_w, int64_t in_width,
-                  int64_t out_x0, int64_t out_w, uint8_t* out_b, std::vector<uint32_t>& scratch) {
+                            int64_t out_x0, int64_t out_w, uint8_t* out_b, std::vector<uint32_t>& scratch) {
   using A = Acc<T>;
   // v holds vertical sums for input columns c0 .. c0 + n - 1, where
   // c0 = 2*out_x0 - 2 and n = 2*out_w + 3; plus a full-rate horizontal
@@ -73,8 +73,10 @@ TW_CLONES void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64
     const T *a = r[0] + s0, *b = r[1] + s0, *c = r[2] + s0, *d = r[3] + s0, *e = r[4] + s0;
     const int64_t m = s1 - s0;
     for (int64_t i = 0; i < m; ++i) {
-      if constexpr (std::is_floating_point_v<T>) dst[i] = a[i] + e[i] + 4.0f * (b[i] + d[i]) + 6.0f * c[i];
-      else dst[i] = static_cast<A>(A(a[i]) + A(e[i]) + A(4 * (A(b[i]) + A(d[i]))) + A(6 * A(c[i])));
+      if constexpr (std::is_floating_point_v<T>)
+        dst[i] = a[i] + e[i] + 4.0f * (b[i] + d[i]) + 6.0f * c[i];
+      else
+        dst[i] = static_cast<A>(A(a[i]) + A(e[i]) + A(4 * (A(b[i]) + A(d[i]))) + A(6 * A(c[i])));
     }
   }
   // Columns past either edge mirror ones inside (reflect101); only the few
@@ -106,15 +108,19 @@ TW_CLONES void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64
 }
 
 template <class T>
-void dispatch_channels(int channels, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w,
-                       int64_t in_width, int64_t out_x0, int64_t out_w, uint8_t* out,
-                       std::vector<uint32_t>& scratch) {
+void dispatch_channels(int channels, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w, int64_t in_width,
+                       int64_t out_x0, int64_t out_w, uint8_t* out, std::vector<uint32_t>& scratch) {
   switch (channels) {
-    case 1: return reduce_row_t<T, 1>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
-    case 2: return reduce_row_t<T, 2>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
-    case 3: return reduce_row_t<T, 3>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
-    case 4: return reduce_row_t<T, 4>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
-    default: throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(channels));
+    case 1:
+      return reduce_row_t<T, 1>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case 2:
+      return reduce_row_t<T, 2>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case 3:
+      return reduce_row_t<T, 3>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case 4:
+      return reduce_row_t<T, 4>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    default:
+      throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(channels));
   }
 }
 
@@ -134,9 +140,8 @@ void reduce_source_rows(int64_t out_y, int64_t in_height, int64_t rows[5]) {
   for (int i = 0; i < 5; ++i) rows[i] = border_index(2 * out_y - 2 + i, in_height, BorderMode::kReflect101);
 }
 
-void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w,
-                int64_t in_width, int64_t out_x0, int64_t out_w, uint8_t* out,
-                std::vector<uint32_t>& scratch) {
+void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w, int64_t in_width,
+                int64_t out_x0, int64_t out_w, uint8_t* out, std::vector<uint32_t>& scratch) {
   if (out_w <= 0) return;
   switch (fmt.type) {
     case SampleType::kU8:

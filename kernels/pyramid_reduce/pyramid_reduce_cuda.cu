@@ -12,10 +12,10 @@
 // * reduce_generic, for 16-bit samples and levels too narrow for a fast
 //   block: stages the (2 kBx + 3) x (2 kBy + 3) input pixels a tile needs in
 //   shared memory, mirrored at the level's edges, one sample per thread.
+#include <algorithm>
+
 #include "engine/cuda/cuda_check.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
-
-#include <algorithm>
 
 namespace tw {
 namespace {
@@ -69,8 +69,8 @@ __device__ void generic_tile(const ReduceLaunch& a, int64_t ox0, int64_t oy0, in
   __syncthreads();
   for (int i = threadIdx.x; i < kBy * kInW * C; i += kThreads) {
     const int j = i / (kInW * C), c = i - j * (kInW * C);
-    s_v[j][c] = Acc(s_in[2 * j][c]) + Acc(s_in[2 * j + 4][c]) + 4u * (Acc(s_in[2 * j + 1][c]) + Acc(s_in[2 * j + 3][c])) +
-                6u * Acc(s_in[2 * j + 2][c]);
+    s_v[j][c] = Acc(s_in[2 * j][c]) + Acc(s_in[2 * j + 4][c]) +
+                4u * (Acc(s_in[2 * j + 1][c]) + Acc(s_in[2 * j + 3][c])) + 6u * Acc(s_in[2 * j + 2][c]);
   }
   __syncthreads();
   for (int i = threadIdx.x; i < kBy * kBx * C; i += kThreads) {
@@ -197,8 +197,8 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
     // Almost every group's rows lie inside the level and the chunk: then
     // row k is one multiply-add away. Otherwise (image edges, carry rows)
     // each row is looked up and mirrored, which took ~80 instructions a row.
-    const bool inside = iy0 >= 0 && iy0 + kRows <= a.in_height && iy0 >= a.chunk.y0 &&
-                        iy0 + kRows <= a.chunk.y0 + a.chunk.n;
+    const bool inside =
+        iy0 >= 0 && iy0 + kRows <= a.in_height && iy0 >= a.chunk.y0 && iy0 + kRows <= a.chunk.y0 + a.chunk.n;
     auto store_row = [&](int j) {
       uint4* dst = reinterpret_cast<uint4*>(&s_v[g * kGroupRows + j][8 * w]);
       dst[0] = make_uint4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
@@ -263,10 +263,12 @@ __global__ void __launch_bounds__(kThreads, TW_REDUCE_MIN_BLOCKS) reduce_u8_fast
     uint32_t out[C];
     // Registers must be indexed by constants, so each parity has its own
     // unrolled copy.
-    if (first & 1) quad_from_pairs<C, 1>(pairs, out);
-    else quad_from_pairs<C, 0>(pairs, out);
-    uint32_t* dst = reinterpret_cast<uint32_t*>(a.out + size_t(oy - a.out_y0) * a.out_pitch +
-                                                size_t(ox0 - a.out_x0 + xq) * C);
+    if (first & 1)
+      quad_from_pairs<C, 1>(pairs, out);
+    else
+      quad_from_pairs<C, 0>(pairs, out);
+    uint32_t* dst =
+        reinterpret_cast<uint32_t*>(a.out + size_t(oy - a.out_y0) * a.out_pitch + size_t(ox0 - a.out_x0 + xq) * C);
 #pragma unroll
     for (int c = 0; c < C; ++c) dst[c] = out[c];
   }
@@ -285,11 +287,20 @@ void launch_generic(const ReduceLaunch& a, cudaStream_t s) {
   if (a.y_end <= a.y_begin || a.x_end <= a.x_begin) return;
   const dim3 grid(unsigned((a.x_end - a.x_begin + kBx - 1) / kBx), unsigned((a.y_end - a.y_begin + kBy - 1) / kBy));
   switch (a.fmt.channels) {
-    case 1: reduce_generic<T, 1><<<grid, kThreads, 0, s>>>(a); break;
-    case 2: reduce_generic<T, 2><<<grid, kThreads, 0, s>>>(a); break;
-    case 3: reduce_generic<T, 3><<<grid, kThreads, 0, s>>>(a); break;
-    case 4: reduce_generic<T, 4><<<grid, kThreads, 0, s>>>(a); break;
-    default: throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(a.fmt.channels));
+    case 1:
+      reduce_generic<T, 1><<<grid, kThreads, 0, s>>>(a);
+      break;
+    case 2:
+      reduce_generic<T, 2><<<grid, kThreads, 0, s>>>(a);
+      break;
+    case 3:
+      reduce_generic<T, 3><<<grid, kThreads, 0, s>>>(a);
+      break;
+    case 4:
+      reduce_generic<T, 4><<<grid, kThreads, 0, s>>>(a);
+      break;
+    default:
+      throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(a.fmt.channels));
   }
   TW_CUDA_CHECK_LAUNCH();
 }
@@ -334,11 +345,16 @@ void reduce_rows_cuda(const ReduceLaunch& a, cudaStream_t stream) {
   if (a.y_end <= a.y_begin || a.x_end <= a.x_begin) return;
   if (a.fmt.type == SampleType::kU8) {
     switch (a.fmt.channels) {
-      case 1: return launch_u8<1>(a, stream);
-      case 2: return launch_u8<2>(a, stream);
-      case 3: return launch_u8<3>(a, stream);
-      case 4: return launch_u8<4>(a, stream);
-      default: break;
+      case 1:
+        return launch_u8<1>(a, stream);
+      case 2:
+        return launch_u8<2>(a, stream);
+      case 3:
+        return launch_u8<3>(a, stream);
+      case 4:
+        return launch_u8<4>(a, stream);
+      default:
+        break;
     }
   }
   if (a.fmt.type == SampleType::kU16) return launch_generic<uint16_t>(a, stream);

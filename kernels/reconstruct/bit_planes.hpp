@@ -12,7 +12,9 @@
 namespace tw {
 
 // Words per row for a core `w` pixels wide.
-inline int bit_plane_pitch(int64_t w) { return static_cast<int>((w + 31) / 32 + 2); }
+inline int bit_plane_pitch(int64_t w) {
+  return static_cast<int>((w + 31) / 32 + 2);
+}
 
 // on: j (the core with its one-pixel ring) nonzero; allowed: i (the core)
 // nonzero, 0 on the ring and beyond. Rows in parallel.

@@ -20,7 +20,7 @@ namespace tw::mp_queue {
 // consumer has not drawn its ticket.
 struct Queue {
   unsigned long long* slots;
-  uint32_t* queued;    // per megapixel: 1 while in the queue
+  uint32_t* queued;  // per megapixel: 1 while in the queue
   unsigned long long* head;
   unsigned long long* tail;
   int* pending;
@@ -29,12 +29,18 @@ struct Queue {
 };
 
 template <class T>
-__device__ __forceinline__ T load_relaxed(const T* p) { return *const_cast<const volatile T*>(p); }
+__device__ __forceinline__ T load_relaxed(const T* p) {
+  return *const_cast<const volatile T*>(p);
+}
 
 template <class T>
-__device__ __forceinline__ void store_relaxed(T* p, T v) { *const_cast<volatile T*>(p) = v; }
+__device__ __forceinline__ void store_relaxed(T* p, T v) {
+  *const_cast<volatile T*>(p) = v;
+}
 
-__device__ __forceinline__ uint32_t slot_state(unsigned long long word) { return static_cast<uint32_t>(word >> 32); }
+__device__ __forceinline__ uint32_t slot_state(unsigned long long word) {
+  return static_cast<uint32_t>(word >> 32);
+}
 
 // Warp-wide: each lane with `want` queues megapixel `mp` unless it is queued
 // already. The new items are counted in `pending` before they are published,

@@ -35,9 +35,9 @@ using mp_queue::Queue;
 // k + 1 of a row holds x in [32k, 32k + 32) (bit = x % 32); word 0 ends with
 // x = -1. Row y + 1 holds y; rows 0 and h + 1 are the ring.
 struct Bits {
-  uint32_t* on;            // the working values (J)
-  const uint32_t* allowed; // core pixels of the mask; 0 on the ring and beyond
-  int pitch, rows;         // words per row (nbx + 2), h + 2
+  uint32_t* on;             // the working values (J)
+  const uint32_t* allowed;  // core pixels of the mask; 0 on the ring and beyond
+  int pitch, rows;          // words per row (nbx + 2), h + 2
   int nbx, nby;
 };
 
@@ -117,15 +117,32 @@ __device__ void visit(const Bits& g, const Queue& q, int item, int lane) {
   bool want = false;
   int nb = item;
   switch (lane) {
-    case 0: want = has_up && (top & kCore), nb = item - g.nbx; break;
-    case 1: want = has_down && (bottom & kCore), nb = item + g.nbx; break;
-    case 2: want = has_left && want_l, nb = item - 1; break;
-    case 3: want = has_right && want_r, nb = item + 1; break;
-    case 4: want = kEight && has_up && has_left && (top & 1u), nb = item - g.nbx - 1; break;
-    case 5: want = kEight && has_up && has_right && ((top >> 33) & 1u), nb = item - g.nbx + 1; break;
-    case 6: want = kEight && has_down && has_left && (bottom & 1u), nb = item + g.nbx - 1; break;
-    case 7: want = kEight && has_down && has_right && ((bottom >> 33) & 1u), nb = item + g.nbx + 1; break;
-    default: break;
+    case 0:
+      want = has_up && (top & kCore), nb = item - g.nbx;
+      break;
+    case 1:
+      want = has_down && (bottom & kCore), nb = item + g.nbx;
+      break;
+    case 2:
+      want = has_left && want_l, nb = item - 1;
+      break;
+    case 3:
+      want = has_right && want_r, nb = item + 1;
+      break;
+    case 4:
+      want = kEight && has_up && has_left && (top & 1u), nb = item - g.nbx - 1;
+      break;
+    case 5:
+      want = kEight && has_up && has_right && ((top >> 33) & 1u), nb = item - g.nbx + 1;
+      break;
+    case 6:
+      want = kEight && has_down && has_left && (bottom & 1u), nb = item + g.nbx - 1;
+      break;
+    case 7:
+      want = kEight && has_down && has_right && ((bottom >> 33) & 1u), nb = item + g.nbx + 1;
+      break;
+    default:
+      break;
   }
   mp_queue::enqueue_warp(q, want, static_cast<uint32_t>(nb), lane);
 }
@@ -158,8 +175,7 @@ __global__ void __launch_bounds__(64) visit_queued(Bits g, Queue q) {
 template <bool kEight>
 class BinaryRule : public TilePropagator {
  public:
-  BinaryRule(int device, GpuWavefrontStats* stats)
-      : device_(device), stats_(stats), ws_(mp_queue::workspace(device)) {}
+  BinaryRule(int device, GpuWavefrontStats* stats) : device_(device), stats_(stats), ws_(mp_queue::workspace(device)) {}
 
   void neutral(uint8_t* px) const override { *px = 0; }
   bool can_propagate(const uint8_t* from, const uint8_t* j, const uint8_t* i) const override {
@@ -202,8 +218,8 @@ class BinaryRule : public TilePropagator {
     cuda::Event t0, t1, t2, t3;
     t0.record(s);
     TW_CUDA_CHECK(cudaMemcpyAsync(g.on, ws_.host_on.get(), words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-    TW_CUDA_CHECK(cudaMemcpyAsync(ws_.i.get(), ws_.host_allowed.get(), words * sizeof(uint32_t),
-                                  cudaMemcpyHostToDevice, s));
+    TW_CUDA_CHECK(
+        cudaMemcpyAsync(ws_.i.get(), ws_.host_allowed.get(), words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
     t1.record(s);
     const Queue q = mp_queue::reset_queue(ws_, n, 2 * blocks, false, s);
     visit_all<kEight><<<(n + 7) / 8, 256, 0, s>>>(g, q, n);

@@ -5,8 +5,8 @@
 // updated (the engine re-queues a neighbour whose edge changed).
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "engine/error.hpp"
@@ -22,8 +22,8 @@ namespace {
 // (8-bit, by dilation: Canny's hysteresis, h-domes), kept out of the template
 // so that it gets the AVX2/AVX-512 clones.
 TW_CLONES int64_t settle_u8_dilation(const uint8_t* __restrict u, const uint8_t* __restrict r,
-                                     const uint8_t* __restrict d, const uint8_t* __restrict m,
-                                     uint8_t* __restrict out, int64_t w, bool eight) {
+                                     const uint8_t* __restrict d, const uint8_t* __restrict m, uint8_t* __restrict out,
+                                     int64_t w, bool eight) {
   int64_t n = 0;
   if (eight) {
     for (int64_t x = 0; x < w; ++x) {

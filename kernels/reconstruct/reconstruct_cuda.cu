@@ -28,9 +28,9 @@
 namespace tw {
 namespace {
 
-using mp_queue::Queue;
 using mp_queue::dequeue;
 using mp_queue::enqueue_warp;
+using mp_queue::Queue;
 
 constexpr int kMp = 32;
 
@@ -43,9 +43,13 @@ struct Geometry {
 };
 
 template <bool kDilate>
-__device__ __forceinline__ uint32_t ahead(uint32_t a, uint32_t b) { return kDilate ? max(a, b) : min(a, b); }
+__device__ __forceinline__ uint32_t ahead(uint32_t a, uint32_t b) {
+  return kDilate ? max(a, b) : min(a, b);
+}
 template <bool kDilate>
-__device__ __forceinline__ uint32_t limit(uint32_t a, uint32_t b) { return kDilate ? min(a, b) : max(a, b); }
+__device__ __forceinline__ uint32_t limit(uint32_t a, uint32_t b) {
+  return kDilate ? min(a, b) : max(a, b);
+}
 
 template <bool kDilate, bool kEight>
 __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
@@ -103,10 +107,14 @@ __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
       for (int dir = 0; dir < 4; ++dir) {
         for (int s = 0; s < kMp; ++s) {
           int x, y, bx1, by1, bx2, by2, bx3, by3;  // pixel and its (up to) three neighbours behind
-          if (dir == 0) x = s, y = lane, bx1 = x - 1, by1 = y, bx2 = x - 1, by2 = y - 1, bx3 = x - 1, by3 = y + 1;
-          else if (dir == 1) x = kMp - 1 - s, y = lane, bx1 = x + 1, by1 = y, bx2 = x + 1, by2 = y - 1, bx3 = x + 1, by3 = y + 1;
-          else if (dir == 2) x = lane, y = s, bx1 = x, by1 = y - 1, bx2 = x - 1, by2 = y - 1, bx3 = x + 1, by3 = y - 1;
-          else x = lane, y = kMp - 1 - s, bx1 = x, by1 = y + 1, bx2 = x - 1, by2 = y + 1, bx3 = x + 1, by3 = y + 1;
+          if (dir == 0)
+            x = s, y = lane, bx1 = x - 1, by1 = y, bx2 = x - 1, by2 = y - 1, bx3 = x - 1, by3 = y + 1;
+          else if (dir == 1)
+            x = kMp - 1 - s, y = lane, bx1 = x + 1, by1 = y, bx2 = x + 1, by2 = y - 1, bx3 = x + 1, by3 = y + 1;
+          else if (dir == 2)
+            x = lane, y = s, bx1 = x, by1 = y - 1, bx2 = x - 1, by2 = y - 1, bx3 = x + 1, by3 = y - 1;
+          else
+            x = lane, y = kMp - 1 - s, bx1 = x, by1 = y + 1, bx2 = x - 1, by2 = y + 1, bx3 = x + 1, by3 = y + 1;
           const uint32_t cur = sj[y + 1][x + 1];
           uint32_t v = ahead<kDilate>(cur, sj[by1 + 1][bx1 + 1]);
           if (kEight) v = ahead<kDilate>(ahead<kDilate>(v, sj[by2 + 1][bx2 + 1]), sj[by3 + 1][bx3 + 1]);
@@ -128,8 +136,10 @@ __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
         const uint32_t v = sj[ly + 1][lx + 1];
         if (v == old[ly][lx] || cx >= g.w || cy >= g.h) continue;
         uint32_t* p = &g.j[(cy + 1) * g.pitch + cx + 1];
-        if (kDilate) atomicMax(p, v);
-        else atomicMin(p, v);
+        if (kDilate)
+          atomicMax(p, v);
+        else
+          atomicMin(p, v);
         const bool last_x = lx == kMp - 1 || cx == g.w - 1, last_y = ly == kMp - 1 || cy == g.h - 1;
         e_top |= ly == 0, e_bottom |= last_y, e_left |= lx == 0, e_right |= last_x;
         c_tl |= ly == 0 && lx == 0, c_tr |= ly == 0 && last_x, c_bl |= last_y && lx == 0, c_br |= last_y && last_x;
@@ -144,15 +154,32 @@ __global__ void __launch_bounds__(32) iwpp_mp(Geometry g, Queue q) {
       bool want = false;
       int nb = item;
       switch (lane) {
-        case 0: want = up && e_top, nb = item - g.nbx; break;
-        case 1: want = down && e_bottom, nb = item + g.nbx; break;
-        case 2: want = left && e_left, nb = item - 1; break;
-        case 3: want = right && e_right, nb = item + 1; break;
-        case 4: want = kEight && up && left && c_tl, nb = item - g.nbx - 1; break;
-        case 5: want = kEight && up && right && c_tr, nb = item - g.nbx + 1; break;
-        case 6: want = kEight && down && left && c_bl, nb = item + g.nbx - 1; break;
-        case 7: want = kEight && down && right && c_br, nb = item + g.nbx + 1; break;
-        default: break;
+        case 0:
+          want = up && e_top, nb = item - g.nbx;
+          break;
+        case 1:
+          want = down && e_bottom, nb = item + g.nbx;
+          break;
+        case 2:
+          want = left && e_left, nb = item - 1;
+          break;
+        case 3:
+          want = right && e_right, nb = item + 1;
+          break;
+        case 4:
+          want = kEight && up && left && c_tl, nb = item - g.nbx - 1;
+          break;
+        case 5:
+          want = kEight && up && right && c_tr, nb = item - g.nbx + 1;
+          break;
+        case 6:
+          want = kEight && down && left && c_bl, nb = item + g.nbx - 1;
+          break;
+        case 7:
+          want = kEight && down && right && c_br, nb = item + g.nbx + 1;
+          break;
+        default:
+          break;
       }
       enqueue_warp(q, want, static_cast<uint32_t>(nb), lane);
       __syncwarp();
@@ -185,7 +212,9 @@ __global__ void widen(const T* in, size_t in_pitch, uint32_t* out, int64_t pitch
 template <class T>
 __global__ void narrow(const uint32_t* in, int64_t pitch, T* out, size_t out_pitch, int w, int h) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-  if (x < w) reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(out) + y * out_pitch)[x] = static_cast<T>(in[(y + 1) * pitch + x + 1]);
+  if (x < w)
+    reinterpret_cast<T*>(reinterpret_cast<uint8_t*>(out) + y * out_pitch)[x] =
+        static_cast<T>(in[(y + 1) * pitch + x + 1]);
 }
 
 template <class T, bool kDilate, bool kEight>
@@ -230,16 +259,16 @@ class CudaRule : public TilePropagator {
     cudaStream_t s = stream_.get();
     cuda::Event t0, t1, t2, t3;
     t0.record(s);
-    TW_CUDA_CHECK(cudaMemcpy2DAsync(staging_.get(), row, jv.row_bytes(core.y - 1) , jv.stride, row, h + 2,
+    TW_CUDA_CHECK(cudaMemcpy2DAsync(staging_.get(), row, jv.row_bytes(core.y - 1), jv.stride, row, h + 2,
                                     cudaMemcpyHostToDevice, s));
-    widen<T><<<dim3((w + 2 + 255) / 256, h + 2), 256, 0, s>>>(reinterpret_cast<const T*>(staging_.get()), row,
-                                                               j_.get(), pitch, w + 2, h + 2);
+    widen<T><<<dim3((w + 2 + 255) / 256, h + 2), 256, 0, s>>>(reinterpret_cast<const T*>(staging_.get()), row, j_.get(),
+                                                              pitch, w + 2, h + 2);
     TW_CUDA_CHECK_LAUNCH();
     const size_t mrow = static_cast<size_t>(w) * sizeof(T);
-    TW_CUDA_CHECK(cudaMemcpy2DAsync(staging_.get(), mrow, iv.row_bytes(core.y), iv.stride, mrow, h,
-                                    cudaMemcpyHostToDevice, s));
+    TW_CUDA_CHECK(
+        cudaMemcpy2DAsync(staging_.get(), mrow, iv.row_bytes(core.y), iv.stride, mrow, h, cudaMemcpyHostToDevice, s));
     widen<T><<<dim3((w + 255) / 256, h), 256, 0, s>>>(reinterpret_cast<const T*>(staging_.get()), mrow,
-                                                       i_.get() + pitch + 1, pitch, w, h);
+                                                      i_.get() + pitch + 1, pitch, w, h);
     TW_CUDA_CHECK_LAUNCH();
     t1.record(s);  // the queue's reset counts as kernel time
     const Queue q = mp_queue::reset_queue(ws_, n, blocks, true, s);
@@ -248,7 +277,8 @@ class CudaRule : public TilePropagator {
     TW_CUDA_CHECK_LAUNCH();
     t2.record(s);
     const size_t orow = static_cast<size_t>(w) * sizeof(T);
-    narrow<T><<<dim3((w + 255) / 256, h), 256, 0, s>>>(j_.get(), pitch, reinterpret_cast<T*>(staging_.get()), orow, w, h);
+    narrow<T>
+        <<<dim3((w + 255) / 256, h), 256, 0, s>>>(j_.get(), pitch, reinterpret_cast<T*>(staging_.get()), orow, w, h);
     TW_CUDA_CHECK_LAUNCH();
     // Compare on the host: the tile changed if any core value differs.
     std::vector<uint8_t> result(orow * h);
@@ -313,8 +343,9 @@ Queue reset_queue(Workspace& ws, int n, int consumers, bool all_queued, cudaStre
     TW_CUDA_CHECK_LAUNCH();
   }
   unsigned long long* c = ws.counters.get();
-  const Queue q{ws.slots.get(), ws.queued.get(), c, c + kCounterSpacing, reinterpret_cast<int*>(c + 2 * kCounterSpacing),
-                c + 3 * kCounterSpacing, capacity};
+  const Queue q{
+      ws.slots.get(),          ws.queued.get(), c, c + kCounterSpacing, reinterpret_cast<int*>(c + 2 * kCounterSpacing),
+      c + 3 * kCounterSpacing, capacity};
   // A kernel, not a copy from the host's stack (pageable: that copy would
   // wait for the stream).
   reset_counters<<<1, 1, 0, s>>>(q, all_queued ? n : 0);

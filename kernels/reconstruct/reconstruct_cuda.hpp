@@ -14,9 +14,9 @@ namespace tw {
 
 struct GpuWavefrontStats {
   int64_t megapixel_visits = 0;
-  double kernel_seconds = 0;     // device time of the propagation kernels
-  double transfer_seconds = 0;   // device time of the copies (and conversions)
-  double host_seconds = 0;       // packing and unpacking bit planes on the host (binary rule)
+  double kernel_seconds = 0;    // device time of the propagation kernels
+  double transfer_seconds = 0;  // device time of the copies (and conversions)
+  double host_seconds = 0;      // packing and unpacking bit planes on the host (binary rule)
 };
 
 // A TilePropagator that runs each tile on CUDA device `device`. Calls are

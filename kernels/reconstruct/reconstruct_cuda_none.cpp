@@ -4,7 +4,8 @@
 
 namespace tw {
 
-std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int, PixelFormat, const ReconstructParams&, GpuWavefrontStats*) {
+std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int, PixelFormat, const ReconstructParams&,
+                                                           GpuWavefrontStats*) {
   throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
 }
 

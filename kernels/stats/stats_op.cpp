@@ -18,8 +18,14 @@ nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins, size
     mean.push_back(n > 0 ? static_cast<double>(acc.sum[c]) / n : 0.0);
     sum.push_back(acc.sum[c]);
   }
-  nlohmann::json o = {{"input", in.info().path}, {"width", l0.width}, {"height", l0.height}, {"channels", C},
-                      {"device", b.str()},       {"min", lo},         {"max", hi},            {"mean", mean},
+  nlohmann::json o = {{"input", in.info().path},
+                      {"width", l0.width},
+                      {"height", l0.height},
+                      {"channels", C},
+                      {"device", b.str()},
+                      {"min", lo},
+                      {"max", hi},
+                      {"mean", mean},
                       {"sum", sum}};
   if (bins > 0) {
     nlohmann::json hists = nlohmann::json::array();
@@ -59,7 +65,7 @@ void register_stats(OpRegistry& r) {
     const int bins = p.has("histogram") ? static_cast<int>(p.integer("histogram")) : 0;
     OpResult res;
     res.values = in[0]->info().fmt.channels == 1 ? stats_json<1>(*in[0], ctx.backend, bins, ctx.memory)
-                                                  : stats_json<3>(*in[0], ctx.backend, bins, ctx.memory);
+                                                 : stats_json<3>(*in[0], ctx.backend, bins, ctx.memory);
     return res;
   };
   r.add(std::move(op));

@@ -1,8 +1,9 @@
+#include "engine/geometry.hpp"
+
 #include <gtest/gtest.h>
 
 #include "engine/border.hpp"
 #include "engine/error.hpp"
-#include "engine/geometry.hpp"
 #include "engine/memory.hpp"
 
 namespace tw {

@@ -28,7 +28,9 @@ std::string message_of(const std::function<void()>& f) {
   return "";
 }
 
-void touch(const std::string& path, const std::string& text = "x") { std::ofstream(path) << text; }
+void touch(const std::string& path, const std::string& text = "x") {
+  std::ofstream(path) << text;
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -52,10 +54,14 @@ TEST(OutputFile, RefusesWhatIsNotARegularFile) {
   ASSERT_EQ(mkdir(tmp.file("folder").c_str(), 0700), 0);
   const struct {
     std::string path, says;
-  } cases[] = {{"/dev/null", "is a device"},       {"/dev/zero", "is a device"},
-               {tmp.file("fifo"), "is a FIFO"},     {tmp.file("link.tif"), "symbolic link"},
-               {tmp.file("folder"), "is a folder"}, {tmp.file("folder/"), "names a folder"},
-               {tmp.file("no/such/out.tif"), "does not exist"}, {"", "empty output path"}};
+  } cases[] = {{"/dev/null", "is a device"},
+               {"/dev/zero", "is a device"},
+               {tmp.file("fifo"), "is a FIFO"},
+               {tmp.file("link.tif"), "symbolic link"},
+               {tmp.file("folder"), "is a folder"},
+               {tmp.file("folder/"), "names a folder"},
+               {tmp.file("no/such/out.tif"), "does not exist"},
+               {"", "empty output path"}};
   for (const auto& c : cases) {
     const std::string m = message_of([&] { OutputFile out(c.path); });
     EXPECT_NE(m.find(c.says), std::string::npos) << c.path << ": " << m;
@@ -72,8 +78,8 @@ TEST(OutputFile, RefusesAnInputByAnyName) {
   touch(tmp.file("in.tif"), "input");
   ASSERT_EQ(link(tmp.file("in.tif").c_str(), tmp.file("hard.tif").c_str()), 0);
   ASSERT_EQ(mkdir(tmp.file("d").c_str(), 0700), 0);
-  for (const std::string& out : {tmp.file("in.tif"), tmp.file("hard.tif"), tmp.file("d/../in.tif"),
-                                 tmp.path() + "//in.tif"}) {
+  for (const std::string& out :
+       {tmp.file("in.tif"), tmp.file("hard.tif"), tmp.file("d/../in.tif"), tmp.path() + "//in.tif"}) {
     const std::string m = message_of([&] { check_output_path(out, {tmp.file("in.tif")}); });
     EXPECT_NE(m.find("is the input file"), std::string::npos) << out << ": " << m;
   }

@@ -11,17 +11,15 @@
 
 #include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
-#include "jobs/pyramid/pyramid_job.hpp"
 #include "io/open_source.hpp"
 #include "io/synthetic/synthetic_source.hpp"
-#include "tests/support/memory_sink.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 #include "tests/support/gpu.hpp"
+#include "tests/support/memory_sink.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
 namespace {
-
-
 
 Backend cuda0() {
   Backend b;
@@ -66,7 +64,9 @@ void compare_backends(const TileSource& src, int64_t tile, int64_t min_size, siz
   }
 }
 
-Image pattern(PixelFormat fmt, int64_t w, int64_t h) { return test::pattern_image(fmt, w, h, uint64_t(w * 7 + h)); }
+Image pattern(PixelFormat fmt, int64_t w, int64_t h) {
+  return test::pattern_image(fmt, w, h, uint64_t(w * 7 + h));
+}
 
 // Every tiled directory of two pyramids holds the same bytes, tile by tile.
 void expect_same_tiles(const std::string& a, const std::string& b, const std::string& what) {
@@ -110,7 +110,8 @@ TEST(CpuVsCuda, TileSizesOnTissue) {
   SyntheticSpec spec;
   spec.width = 3001, spec.height = 2049;
   SyntheticSource src(spec);
-  for (int64_t tile : {16, 64, 256, 512}) compare_backends(src, tile, 8, 0, size_t{512} << 20, "tile " + std::to_string(tile));
+  for (int64_t tile : {16, 64, 256, 512})
+    compare_backends(src, tile, 8, 0, size_t{512} << 20, "tile " + std::to_string(tile));
 }
 
 // An image far larger than the device budget: bands stream through a few
@@ -139,9 +140,9 @@ TEST(CpuVsCuda, GpuTakesOverMidPass) {
     int64_t w, h, tile;
     std::vector<int64_t> rows;
   };
-  for (const Case& c : {Case{kRgb8, 1000, 613, 64, {0, 64, 128, 192, 320, 576}},
-                        Case{kGray16, 517, 1029, 16, {16, 48, 112, 500, 1024}},
-                        Case{PixelFormat{SampleType::kU8, 4}, 301, 257, 32, {32, 96, 224}}}) {
+  for (const Case& c :
+       {Case{kRgb8, 1000, 613, 64, {0, 64, 128, 192, 320, 576}}, Case{kGray16, 517, 1029, 16, {16, 48, 112, 500, 1024}},
+        Case{PixelFormat{SampleType::kU8, 4}, 301, 257, 32, {32, 96, 224}}}) {
     MemorySource src(pattern(c.fmt, c.w, c.h));
     for (int64_t row : c.rows) {
       const std::string what = c.fmt.str() + " " + std::to_string(c.w) + "x" + std::to_string(c.h) + " tile " +
@@ -182,10 +183,10 @@ TEST(CpuVsCuda, SplitJpegDecodeMatchesCpu) {
     bool ycbcr, noise, split;
   };
   int n = 0;
-  for (const Case& c : {Case{kRgb8, 1000, 613, 256, 90, true, false, true}, Case{kRgb8, 700, 530, 128, 100, true, true, true},
-                        Case{kRgb8, 517, 300, 64, 20, true, false, true}, Case{kGray8, 1000, 613, 256, 95, false, true, true},
-                        Case{kGray8, 300, 333, 16, 75, false, false, true},
-                        Case{kRgb8, 600, 400, 128, 90, false, false, false}}) {
+  for (const Case& c :
+       {Case{kRgb8, 1000, 613, 256, 90, true, false, true}, Case{kRgb8, 700, 530, 128, 100, true, true, true},
+        Case{kRgb8, 517, 300, 64, 20, true, false, true}, Case{kGray8, 1000, 613, 256, 95, false, true, true},
+        Case{kGray8, 300, 333, 16, 75, false, false, true}, Case{kRgb8, 600, 400, 128, 90, false, false, false}}) {
     const Image img = c.noise ? test::random_image(c.fmt, c.w, c.h, 11) : test::pattern_image(c.fmt, c.w, c.h, 5);
     test::TiffSpec spec;
     spec.tile_w = spec.tile_h = c.tile;
@@ -218,7 +219,8 @@ TEST(CpuVsCuda, SplitJpegCorruptTile) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
   const std::string bad = tmp.file("bad.tif");
-  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:1800x1500", bad, "--min-size", "100000", "--device", "cpu"}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:1800x1500", bad, "--min-size", "100000", "--device", "cpu"}).exit_code,
+            0);
   {
     TIFF* t = TIFFOpen(bad.c_str(), "r");
     uint64_t* offs = nullptr;
@@ -242,7 +244,9 @@ TEST(CpuVsCuda, SplitJpegCorruptTile) {
   EXPECT_FALSE(std::ifstream(out).good());
 }
 
-nlohmann::json read_report(const std::string& path) { return test::read_json(path); }
+nlohmann::json read_report(const std::string& path) {
+  return test::read_json(path);
+}
 
 // A JPEG slide to a JPEG pyramid with the GPU from the first band: level 0
 // decoded the split way, the lower levels transformed on the GPU and
@@ -262,22 +266,23 @@ TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
   for (const Case& c : {Case{"3000x2900", "256", "85", "420", "4G"}, Case{"2100x1333", "256", "97", "444", "4G"},
                         Case{"2600x1900", "512", "30", "420", "4G"}, Case{"3000x2900", "256", "85", "420", "12M"}}) {
     const std::string in = tmp.file("in" + std::to_string(n) + ".tif");
-    ASSERT_EQ(test::run_cli({"pyramid", std::string("synthetic:") + c.size, in, "--min-size", "100000", "--tile", c.tile,
-                             "--subsampling", c.sub, "--device", "cpu"})
+    ASSERT_EQ(test::run_cli({"pyramid", std::string("synthetic:") + c.size, in, "--min-size", "100000", "--tile",
+                             c.tile, "--subsampling", c.sub, "--device", "cpu"})
                   .exit_code,
               0);
-    const std::string a = tmp.file("cpu" + std::to_string(n) + ".tif"), b = tmp.file("gpu" + std::to_string(n) + ".tif");
+    const std::string a = tmp.file("cpu" + std::to_string(n) + ".tif"),
+                      b = tmp.file("gpu" + std::to_string(n) + ".tif");
     ++n;
     for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
       test::RunOptions join;
       join.env["TW_TEST_GPU_JOIN_ROW"] = "0";
-      const auto r = test::run_cli({"pyramid", in, out, "--tile", c.tile, "--quality", c.quality, "--subsampling", c.sub,
-                                    "--device", dev, "--gpu-memory", c.gpu_memory, "--report", out + ".json"},
+      const auto r = test::run_cli({"pyramid", in, out, "--tile", c.tile, "--quality", c.quality, "--subsampling",
+                                    c.sub, "--device", dev, "--gpu-memory", c.gpu_memory, "--report", out + ".json"},
                                    join);
       ASSERT_EQ(r.exit_code, 0) << dev << ": " << r.err;
     }
-    const std::string what = std::string(c.size) + " tile " + c.tile + " q" + c.quality + " " + c.sub +
-                             " --gpu-memory " + c.gpu_memory;
+    const std::string what =
+        std::string(c.size) + " tile " + c.tile + " q" + c.quality + " " + c.sub + " --gpu-memory " + c.gpu_memory;
     expect_same_tiles(a, b, what);
     const nlohmann::json json = read_report(b + ".json");
     EXPECT_EQ(json["gpu_from_row"], 0) << what << json;
@@ -307,13 +312,14 @@ TEST(CpuVsCuda, GpuJpegAfterHandover) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
   const std::string in = tmp.file("in.tif");
-  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:3000x2900", in, "--min-size", "100000", "--device", "cpu"}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:3000x2900", in, "--min-size", "100000", "--device", "cpu"}).exit_code,
+            0);
   ASSERT_EQ(test::run_cli({"pyramid", in, tmp.file("cpu.tif"), "--device", "cpu"}).exit_code, 0);
   test::RunOptions join;
   join.env["TW_TEST_GPU_JOIN_ROW"] = "512";
-  const auto r = test::run_cli({"pyramid", in, tmp.file("gpu.tif"), "--device", "cuda", "--gpu-jpeg", "on", "--report",
-                                tmp.file("gpu.json")},
-                               join);
+  const auto r = test::run_cli(
+      {"pyramid", in, tmp.file("gpu.tif"), "--device", "cuda", "--gpu-jpeg", "on", "--report", tmp.file("gpu.json")},
+      join);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json json = read_report(tmp.file("gpu.json"));
   EXPECT_EQ(json["gpu_from_row"], 512) << json;
@@ -329,10 +335,11 @@ TEST(CpuVsCuda, CliIdenticalFilesAllCompressions) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
   for (const char* comp : {"jpeg", "deflate", "zstd", "lzw", "none"}) {
-    const std::string a = tmp.file(std::string("cpu-") + comp + ".tif"), b = tmp.file(std::string("gpu-") + comp + ".tif");
+    const std::string a = tmp.file(std::string("cpu-") + comp + ".tif"),
+                      b = tmp.file(std::string("gpu-") + comp + ".tif");
     for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
-      const auto r = test::run_cli({"pyramid", "synthetic:2500x1700", out, "--compression", comp, "--device", dev,
-                                    "--report", out + ".json"});
+      const auto r = test::run_cli(
+          {"pyramid", "synthetic:2500x1700", out, "--compression", comp, "--device", dev, "--report", out + ".json"});
       ASSERT_EQ(r.exit_code, 0) << comp << " " << dev << ": " << r.err;
     }
     expect_same_tiles(a, b, comp);
@@ -350,7 +357,8 @@ TEST(CpuVsCuda, GpuJpegDecode) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
   const std::string in = tmp.file("in.tif");
-  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:2600x1900", in, "--min-size", "100000", "--device", "cpu"}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:2600x1900", in, "--min-size", "100000", "--device", "cpu"}).exit_code,
+            0);
   for (const char* dev : {"cpu", "cuda"}) {
     const std::string out = tmp.file(std::string(dev) + ".tif");
     const auto r = test::run_cli({"pyramid", in, out, "--device", dev, "--gpu-jpeg", "on", "--report", out + ".json"});

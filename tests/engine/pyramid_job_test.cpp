@@ -1,12 +1,13 @@
 // The streaming pyramid job end to end with an in-memory source and sink:
 // every level equals whole-image REDUCE for any tile size, odd image sizes,
 // and when a small memory budget forces the image into vertical stripes.
+#include "jobs/pyramid/pyramid_job.hpp"
+
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
 #include "engine/cuda/device.hpp"
 #include "engine/memory_source.hpp"
-#include "jobs/pyramid/pyramid_job.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 #include "tests/support/memory_sink.hpp"
 #include "tests/support/test_support.hpp"

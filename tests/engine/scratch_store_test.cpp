@@ -12,7 +12,9 @@
 namespace tw {
 namespace {
 
-uint8_t value_at(int64_t x, int64_t y) { return static_cast<uint8_t>((x * 7 + y * 13) & 0xff); }
+uint8_t value_at(int64_t x, int64_t y) {
+  return static_cast<uint8_t>((x * 7 + y * 13) & 0xff);
+}
 
 void fill_tile(ScratchStore& s, int64_t tx, int64_t ty) {
   auto pin = s.acquire(tx, ty, /*overwrite=*/true);

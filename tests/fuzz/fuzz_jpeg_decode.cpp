@@ -17,7 +17,9 @@ namespace {
 using namespace tw;
 using fuzz::finding;
 
-bool is_sof(uint8_t m) { return m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc; }
+bool is_sof(uint8_t m) {
+  return m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc;
+}
 
 // TIFF's abbreviated form: the tables (everything before the frame header)
 // go to a JPEGTables stream, the tile keeps SOI and the rest.
@@ -74,8 +76,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   layout.tile = in.pick(kCoefTiles);
 
   std::vector<uint8_t> stream = in.rest(), tables, tile;
-  if (flags & 1) split_tables(stream, tables, tile);
-  else tile = stream;
+  if (flags & 1)
+    split_tables(stream, tables, tile);
+  else
+    tile = stream;
 
   // A decoder reused across tiles (as each thread's is) must decode as a
   // fresh one: the same pixels, or the same refusal. Ours has just decoded a

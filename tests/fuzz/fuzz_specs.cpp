@@ -56,10 +56,10 @@ void byte_size(const std::string& s) {
 // The options of every command (their Args specs), as one list.
 std::vector<cli::OptionSpec> all_specs() {
   std::vector<cli::OptionSpec> s = cli::common_option_specs();
-  const char* valued[] = {"compression", "quality", "subsampling", "level",   "min-size", "gpu-jpeg",
-                          "sigma",       "threshold", "low",       "high",    "variant",  "variance",
-                          "add",         "factor",    "center",    "value",   "reader",   "h",
-                          "method",      "connectivity", "border", "json-out"};
+  const char* valued[] = {"compression", "quality",      "subsampling", "level",   "min-size", "gpu-jpeg",
+                          "sigma",       "threshold",    "low",         "high",    "variant",  "variance",
+                          "add",         "factor",       "center",      "value",   "reader",   "h",
+                          "method",      "connectivity", "border",      "json-out"};
   const char* flags[] = {"no-predictor", "otsu", "recompress", "json"};
   for (const char* n : valued) s.push_back({n, "V", ""});
   for (const char* n : flags) s.push_back({n, "", ""});
@@ -79,7 +79,8 @@ void command_line(const std::vector<std::string>& pieces) {
   // hide the parsing of the others).
   expect_input_error([&] {
     const cli::CommonOptions c = cli::parse_common(a);
-    if (c.tile < 16 || c.tile % 16 || c.memory < (size_t{4} << 20)) finding("parse_common accepted a bad tile or memory");
+    if (c.tile < 16 || c.tile % 16 || c.memory < (size_t{4} << 20))
+      finding("parse_common accepted a bad tile or memory");
   });
   expect_input_error([&] { (void)a.integer("quality", 90, 1, 100); });
   expect_input_error([&] { (void)a.integer("min-size", 256, 1, int64_t{1} << 31); });
@@ -116,8 +117,8 @@ void op_params(const std::vector<std::string>& pieces, uint8_t pick) {
     const auto eq = pieces[i].find('=');
     params.set(pieces[i].substr(0, eq), eq == std::string::npos ? "1" : pieces[i].substr(eq + 1));
   }
-  static const PixelFormat kFormats[] = {kGray8, kRgb8, {SampleType::kU16, 1}, {SampleType::kF32, 3},
-                                         {SampleType::kU8, 4}, {SampleType::kI32, 1}};
+  static const PixelFormat kFormats[] = {
+      kGray8, kRgb8, {SampleType::kU16, 1}, {SampleType::kF32, 3}, {SampleType::kU8, 4}, {SampleType::kI32, 1}};
   std::vector<ImageType> in(op->inputs.size(), ImageType{kFormats[pick % 6], "fuzz"});
   check_op(*op, in, params);
   if (op->halo(params) < 0) finding("an op's halo is negative");
@@ -129,8 +130,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return -1;  // specs are short
   std::vector<std::string> pieces(1);
   for (size_t i = 0; i < size; ++i) {
-    if (data[i] == 0) pieces.emplace_back();
-    else pieces.back().push_back(static_cast<char>(data[i]));
+    if (data[i] == 0)
+      pieces.emplace_back();
+    else
+      pieces.back().push_back(static_cast<char>(data[i]));
   }
   const std::string& s = pieces.front();
   expect_input_error([&] { synthetic(s); });

@@ -26,7 +26,9 @@
 // C++ `new` still reports an allocation it cannot make: nothing a target
 // does legitimately needs 1 GB. (Each target is one translation unit, so this
 // is defined once a program.)
-extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1:max_allocation_size_mb=1024"; }
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:max_allocation_size_mb=1024";
+}
 
 namespace tw::fuzz {
 

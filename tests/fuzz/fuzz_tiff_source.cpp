@@ -44,7 +44,9 @@ Image read_checked(const TileSource& src, int level, const Rect& r, Border borde
   return a;
 }
 
-Rect capped(const Rect& r) { return {r.x, r.y, std::min(r.w, kMaxSide), std::min(r.h, kMaxSide)}; }
+Rect capped(const Rect& r) {
+  return {r.x, r.y, std::min(r.w, kMaxSide), std::min(r.h, kMaxSide)};
+}
 
 void read_level(const TileSource& src, int l) {
   const LevelInfo& li = src.level(l);

@@ -178,9 +178,9 @@ void lzw_round_trip(Bytes& in) {
 // Mode 2: the bytes as the stored chunks of a TIFF whose tags the input
 // chooses; everything a reader does with them.
 void decode_fuzzed(Bytes& in) {
-  static const uint16_t kCompression[] = {COMPRESSION_NONE,     COMPRESSION_LZW,  COMPRESSION_ADOBE_DEFLATE,
-                                          COMPRESSION_DEFLATE,  COMPRESSION_ZSTD, COMPRESSION_PACKBITS,
-                                          COMPRESSION_JPEG,     COMPRESSION_LZW,  COMPRESSION_ADOBE_DEFLATE};
+  static const uint16_t kCompression[] = {COMPRESSION_NONE,    COMPRESSION_LZW,  COMPRESSION_ADOBE_DEFLATE,
+                                          COMPRESSION_DEFLATE, COMPRESSION_ZSTD, COMPRESSION_PACKBITS,
+                                          COMPRESSION_JPEG,    COMPRESSION_LZW,  COMPRESSION_ADOBE_DEFLATE};
   static const uint16_t kPredictor[] = {1, 2, 2, 3};
   static const uint16_t kBits[] = {8, 8, 16, 32};
   static const uint16_t kPhotometric[] = {PHOTOMETRIC_MINISBLACK, PHOTOMETRIC_RGB, PHOTOMETRIC_YCBCR,
@@ -207,13 +207,15 @@ void decode_fuzzed(Bytes& in) {
   if (predictor != 1) t.tag_short(TIFFTAG_PREDICTOR, predictor);
   if (bits == 32) t.tag_shorts(TIFFTAG_SAMPLEFORMAT, std::vector<uint16_t>(spp, SAMPLEFORMAT_IEEEFP));
   if (spp == 2 || spp == 4) t.tag_short(TIFFTAG_EXTRASAMPLES, EXTRASAMPLE_UNASSALPHA);
-  if (photometric == PHOTOMETRIC_YCBCR) t.tag_shorts(TIFFTAG_YCBCRSUBSAMPLING, {uint16_t(1 + (flags >> 2) % 2), uint16_t(1 + (flags >> 3) % 2)});
+  if (photometric == PHOTOMETRIC_YCBCR)
+    t.tag_shorts(TIFFTAG_YCBCRSUBSAMPLING, {uint16_t(1 + (flags >> 2) % 2), uint16_t(1 + (flags >> 3) % 2)});
   if (photometric == PHOTOMETRIC_PALETTE && bits <= 16) {
     std::vector<uint16_t> map(size_t{3} << bits);
     for (size_t i = 0; i < map.size(); ++i) map[i] = static_cast<uint16_t>(i * 257);
     t.tag_shorts(TIFFTAG_COLORMAP, map);
   }
-  if (compression == COMPRESSION_JPEG && (flags & 16)) t.tag_bytes(TIFFTAG_JPEGTABLES, TinyTiff::kUndefined, in.take(in.u16() % 1024));
+  if (compression == COMPRESSION_JPEG && (flags & 16))
+    t.tag_bytes(TIFFTAG_JPEGTABLES, TinyTiff::kUndefined, in.take(in.u16() % 1024));
   int64_t n = tiled ? ((w + tw - 1) / tw) * ((h + th - 1) / th) : (h + rps - 1) / rps;
   if (planar) n *= spp;
   if (tiled) {
@@ -306,10 +308,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > fuzz::kMaxInputBytes) return -1;
   Bytes in(data, size);
   switch (in.u8() % 4) {
-    case 0: lossless_round_trip(in); break;
-    case 1: lzw_round_trip(in); break;
-    case 2: decode_fuzzed(in); break;
-    default: jpeg_round_trip(in); break;
+    case 0:
+      lossless_round_trip(in);
+      break;
+    case 1:
+      lzw_round_trip(in);
+      break;
+    case 2:
+      decode_fuzzed(in);
+      break;
+    default:
+      jpeg_round_trip(in);
+      break;
   }
   return 0;
 }

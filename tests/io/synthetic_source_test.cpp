@@ -79,8 +79,7 @@ TEST(SyntheticSource, ReferenceSpecParsing) {
   EXPECT_EQ(d.bits, 8);
   EXPECT_DOUBLE_EQ(d.mpp, 0.25);
 
-  const SyntheticSpec s =
-      parse_synthetic_spec("300x200,seed=18446744073709551615,gray,16bit,mpp=0.5");
+  const SyntheticSpec s = parse_synthetic_spec("300x200,seed=18446744073709551615,gray,16bit,mpp=0.5");
   EXPECT_EQ(s.width, 300);
   EXPECT_EQ(s.height, 200);
   EXPECT_EQ(s.seed, 18446744073709551615ull);
@@ -125,8 +124,7 @@ TEST(SyntheticSource, ReferenceInfo) {
   EXPECT_EQ(g.info().path, "synthetic:300x200,seed=7,gray,16bit,mpp=0.125");
   EXPECT_EQ(g.info().fmt, kGray16);
   EXPECT_DOUBLE_EQ(g.info().mpp_x, 0.125);
-  const SyntheticSpec back =
-      parse_synthetic_spec(g.info().path.substr(std::string("synthetic:").size()));
+  const SyntheticSpec back = parse_synthetic_spec(g.info().path.substr(std::string("synthetic:").size()));
   EXPECT_EQ(back.seed, 7u);
   EXPECT_EQ(back.channels, 1);
   EXPECT_EQ(back.bits, 16);
@@ -251,11 +249,10 @@ TEST(SyntheticSource, HaloReflect101) {
     std::string first;
     for (int64_t y = r.y; y < r.y1(); ++y)
       for (int64_t x = r.x; x < r.x1(); ++x) {
-        const int64_t sx = border_index(x, 1000, border.mode),
-                      sy = border_index(y, 700, border.mode);
+        const int64_t sx = border_index(x, 1000, border.mode), sy = border_index(y, 700, border.mode);
         if (std::memcmp(img.ptr<uint8_t>(x, y), full.ptr<uint8_t>(sx, sy), 3) != 0 && bad++ == 0)
-          first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") from (" +
-                  std::to_string(sx) + ", " + std::to_string(sy) + ")";
+          first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") from (" + std::to_string(sx) + ", " +
+                  std::to_string(sy) + ")";
       }
     EXPECT_EQ(bad, 0) << r.str() << " " << border_mode_name(border.mode) << ": first at " << first;
   };
@@ -290,9 +287,7 @@ TEST(SyntheticSource, ContentLooksLikeHE) {
   // Sobel magnitude on luma: nuclei and tissue edges are real edges.
   for (int64_t y = 1; y < 4095; y += 2)
     for (int64_t x = 1; x < 4095; ++x) {
-      auto l = [&](int64_t dx, int64_t dy) {
-        return static_cast<int>(luma[(y + dy) * 4096 + x + dx]);
-      };
+      auto l = [&](int64_t dx, int64_t dy) { return static_cast<int>(luma[(y + dy) * 4096 + x + dx]); };
       const int gx = l(1, -1) + 2 * l(1, 0) + l(1, 1) - l(-1, -1) - 2 * l(-1, 0) - l(-1, 1);
       const int gy = l(-1, 1) + 2 * l(0, 1) + l(1, 1) - l(-1, -1) - 2 * l(0, -1) - l(1, -1);
       strong_edges += std::abs(gx) + std::abs(gy) > 300;
@@ -372,10 +367,8 @@ TEST(SyntheticSource, AssociatedImages) {
   int64_t bad = 0;
   for (int64_t j = 0; j < 667; ++j)
     for (int64_t i = 0; i < 1000; ++i)
-      bad += std::memcmp(
-                 px(macro, i, j),
-                 px(full, std::min<int64_t>(1 + 3 * i, 2999), std::min<int64_t>(1 + 3 * j, 1999)),
-                 3) != 0;
+      bad += std::memcmp(px(macro, i, j),
+                         px(full, std::min<int64_t>(1 + 3 * i, 2999), std::min<int64_t>(1 + 3 * j, 1999)), 3) != 0;
   EXPECT_EQ(bad, 0);
   // A gray or 16-bit slide still has an RGB8 macro.
   EXPECT_EQ(make("3000x2000,gray,16bit").read_associated("macro").fmt(), kRgb8);
@@ -395,8 +388,7 @@ TEST(SyntheticSource, MacroOfLargeSlide) {
   for (int64_t j = 0; j < 704; j += 23)
     for (int64_t i = 0; i < 938; i += 31) {
       const Image p = src.read(0, Rect(24 + 64 * i, 64 * j, 1, 1));
-      EXPECT_EQ(std::memcmp(px(macro, i, j), p.data(), 3), 0)
-          << "macro pixel (" << i << ", " << j << ")";
+      EXPECT_EQ(std::memcmp(px(macro, i, j), p.data(), 3), 0) << "macro pixel (" << i << ", " << j << ")";
       ++checked;
       tissue += p.data()[1] < 200;
     }

@@ -1,6 +1,8 @@
 // The libtiff TileSource against files written by libtiff's own encoders:
 // every layout, pixel type and compression the issue names, regions with
 // halos in every border mode, pyramids, SVS-like files, and broken files.
+#include "io/tiff/tiff_source.hpp"
+
 #include <gtest/gtest.h>
 #include <tiffio.h>
 #include <zlib.h>
@@ -9,7 +11,6 @@
 
 #include "engine/border.hpp"
 #include "io/open_source.hpp"
-#include "io/tiff/tiff_source.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -23,7 +24,9 @@ struct Case {
   int tolerance;  // 0 = lossless
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 test::TiffSpec tiled(uint16_t comp, int tile = 64) {
   test::TiffSpec s;
@@ -121,8 +124,10 @@ TEST_P(TiffSourceCases, RegionsWithHaloAndBorders) {
           std::vector<uint8_t> want(bpp);
           if (sx < 0 || sy < 0) {
             for (int ch = 0; ch < c.fmt.channels; ++ch) {
-              if (c.fmt.type == SampleType::kU8) want[ch] = 7;
-              else reinterpret_cast<uint16_t*>(want.data())[ch] = 7;
+              if (c.fmt.type == SampleType::kU8)
+                want[ch] = 7;
+              else
+                reinterpret_cast<uint16_t*>(want.data())[ch] = 7;
             }
           } else {
             std::memcpy(want.data(), whole.ptr_bytes(sx, sy), bpp);
@@ -171,7 +176,8 @@ TEST(TiffSource, AperioLayout) {
   test::TempDir tmp;
   const std::string path = tmp.file("slide.svs");
   auto spec = tiled(COMPRESSION_JPEG, 64);
-  spec.description = "Aperio Image Library v12.0.5\r\n400x320 [0,0 400x320] (64x64) JPEG/RGB Q=70|AppMag = 40|MPP = 0.2520";
+  spec.description =
+      "Aperio Image Library v12.0.5\r\n400x320 [0,0 400x320] (64x64) JPEG/RGB Q=70|AppMag = 40|MPP = 0.2520";
   test::write_tiff(path, test::pattern_image(kRgb8, 400, 320, 1).view(), spec);
   auto thumb = strips(COMPRESSION_JPEG, 16);
   thumb.description = "Aperio Image Library v12.0.5\r\n400x320 -> 100x80 - |AppMag = 40";
@@ -199,7 +205,9 @@ TEST(TiffSource, AperioLayout) {
   EXPECT_EQ(os->info().vendor, "aperio");
   EXPECT_EQ(os->level_count(), 2);
   EXPECT_NEAR(os->info().mpp_x, 0.252, 1e-9);
-  EXPECT_EQ(test::diff_images(os->read(0, Rect(10, 10, 100, 100)).view(), src.read(0, Rect(10, 10, 100, 100)).view(), 12), "");
+  EXPECT_EQ(
+      test::diff_images(os->read(0, Rect(10, 10, 100, 100)).view(), src.read(0, Rect(10, 10, 100, 100)).view(), 12),
+      "");
 }
 
 TEST(TiffSource, RawTilesPassThrough) {
@@ -216,7 +224,8 @@ TEST(TiffSource, RawTilesPassThrough) {
   // The raw bytes are exactly libtiff's stored tile.
   TIFF* t = TIFFOpen(path.c_str(), "r");
   std::vector<uint8_t> ref(static_cast<size_t>(TIFFTileSize(t)) * 2);
-  const tmsize_t n = TIFFReadRawTile(t, TIFFComputeTile(t, 3 * 64, 64, 0, 0), ref.data(), static_cast<tmsize_t>(ref.size()));
+  const tmsize_t n =
+      TIFFReadRawTile(t, TIFFComputeTile(t, 3 * 64, 64, 0, 0), ref.data(), static_cast<tmsize_t>(ref.size()));
   TIFFClose(t);
   ref.resize(static_cast<size_t>(n));
   EXPECT_EQ(bytes, ref);
@@ -239,9 +248,7 @@ TEST(TiffSource, BadInput) {
     }
   };
   expect_error(tmp.file("missing.tif"), "No such file");
-  {
-    std::ofstream(tmp.file("text.tif")) << "this is not an image\n";
-  }
+  { std::ofstream(tmp.file("text.tif")) << "this is not an image\n"; }
   expect_error(tmp.file("text.tif"), "not a TIFF");
   // Truncated: the tiles' bytes end past the end of the file.
   const Image img = test::pattern_image(kRgb8, 256, 256, 3);
@@ -347,7 +354,7 @@ TEST(TiffSource, JpegTileLargerThanItsTile) {
     f.read(tile.data(), static_cast<std::streamsize>(n));
     const size_t sof = tile.find("\xff\xc0");
     ASSERT_NE(sof, std::string::npos);
-    tile[sof + 1] = '\xc2';  // progressive: every scan is read before the first row
+    tile[sof + 1] = '\xc2';                        // progressive: every scan is read before the first row
     tile.replace(sof + 5, 4, "\x7f\xff\x7f\xff");  // height, width 32767
     f.seekp(static_cast<std::streamoff>(off));
     f.write(tile.data(), static_cast<std::streamsize>(n));
@@ -396,7 +403,8 @@ TEST(TiffSource, OverlongDeflateTileReadsAloneOfWhatCameBefore) {
     const std::vector<uint8_t> tiles[] = {zlib(std::vector<uint8_t>(256, 0xee)), zlib(over),
                                           zlib(std::vector<uint8_t>(256, 0x11))};
     for (uint32_t i = 0; i < 3; ++i)
-      ASSERT_GT(TIFFWriteRawTile(t, i, const_cast<uint8_t*>(tiles[i].data()), static_cast<tmsize_t>(tiles[i].size())), 0);
+      ASSERT_GT(TIFFWriteRawTile(t, i, const_cast<uint8_t*>(tiles[i].data()), static_cast<tmsize_t>(tiles[i].size())),
+                0);
     TIFFClose(t);
   }
   TiffSource src(path);

@@ -1,10 +1,11 @@
 // Our tile encoders, checked by decoding what they write with libtiff's own
 // decoders (an independent implementation of each codec).
+#include "io/codec/tile_codec.hpp"
+
 #include <gtest/gtest.h>
 #include <tiffio.h>
 
 #include "io/codec/jpeg_codec.hpp"
-#include "io/codec/tile_codec.hpp"
 #include "io/tiff/pyramid_writer.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -128,9 +129,9 @@ TEST(TileCodec, JpegTileWithoutTablesFailsAfterAnyOtherTile) {
   std::vector<uint16_t> quant(layout.quant_per_tile());
   ASSERT_TRUE(dec.decode_coefficients(out.data(), out.size(), f.jpeg_tables, layout, coefs.data(), quant.data(),
                                       "tile with tables"));
-  EXPECT_THROW(dec.decode_coefficients(out.data(), out.size(), {}, layout, coefs.data(), quant.data(),
-                                       "tile without tables"),
-               InputError);
+  EXPECT_THROW(
+      dec.decode_coefficients(out.data(), out.size(), {}, layout, coefs.data(), quant.data(), "tile without tables"),
+      InputError);
 }
 
 TEST(TileCodec, BadInput) {

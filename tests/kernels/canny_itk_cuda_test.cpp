@@ -37,8 +37,8 @@ std::string diff_bits(const Image& a, const Image& b) {
       }
     }
   if (n == 0) return "";
-  return std::to_string(n) + " differ; first at (" + std::to_string(fx) + ", " +
-         std::to_string(fy) + "): " + std::to_string(va) + " vs " + std::to_string(vb);
+  return std::to_string(n) + " differ; first at (" + std::to_string(fx) + ", " + std::to_string(fy) +
+         "): " + std::to_string(va) + " vs " + std::to_string(vb);
 }
 
 TEST(CpuVsCuda, CannyItkOps) {
@@ -53,8 +53,7 @@ TEST(CpuVsCuda, CannyItkOps) {
       const auto g = ops::make_itk_gaussian(p);
       const Image cpu_l = read_tiled(*ops::run_op(gray, g, kCpu, "gaussian"), 1 << 20);
       for (int64_t tile : {77, 1 << 20})
-        EXPECT_EQ(diff_bits(read_tiled(*ops::run_op(gray, g, kGpu, "gaussian"), tile), cpu_l), "")
-            << "tile " << tile;
+        EXPECT_EQ(diff_bits(read_tiled(*ops::run_op(gray, g, kGpu, "gaussian"), tile), cpu_l), "") << "tile " << tile;
       // The classes from the same float image on both.
       Image copy(cpu_l.fmt(), cpu_l.rect());
       copy_overlap(cpu_l.view(), copy.view());
@@ -72,9 +71,7 @@ TEST(CpuVsCuda, CannyItkOps) {
         EXPECT_GT(n[2], 0) << "strong pixels";
       }
       for (int64_t tile : {77, 1 << 20})
-        EXPECT_EQ(test::diff_images(read_tiled(*ops::run_op(l, c, kGpu, "classes"), tile).view(),
-                                    cpu_c.view()),
-                  "")
+        EXPECT_EQ(test::diff_images(read_tiled(*ops::run_op(l, c, kGpu, "classes"), tile).view(), cpu_c.view()), "")
             << "tile " << tile;
     }
   }

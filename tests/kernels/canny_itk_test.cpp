@@ -5,7 +5,6 @@
 // sec. 4.3, after Boaventura & Gonzaga 2009), fractions of ITK's edge pixels:
 // detected = ours and ITK's, not detected = ITK's only, false alarms = ours
 // only; the thesis accepted its CUDA Canny at >= 99% / <= 1% / <= 1%.
-#include "jobs/canny/canny_job.hpp"
 #include "kernels/canny/canny_itk.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +17,7 @@
 #include "engine/error.hpp"
 #include "engine/memory_source.hpp"
 #include "engine/ops/run_op.hpp"
+#include "jobs/canny/canny_job.hpp"
 #include "tests/support/op_test.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -42,11 +42,9 @@ struct Agreement {
   double false_alarms() const { return itk ? double(extra) / itk : (extra ? 1.0 : 0.0); }
   std::string str() const {
     char b[200];
-    std::snprintf(
-        b, sizeof b,
-        "ITK edges %lld: detected %.5f, not detected %.5f (%lld px), false alarms %.5f (%lld px)",
-        (long long)itk, detected(), not_detected(), (long long)missed, false_alarms(),
-        (long long)extra);
+    std::snprintf(b, sizeof b,
+                  "ITK edges %lld: detected %.5f, not detected %.5f (%lld px), false alarms %.5f (%lld px)",
+                  (long long)itk, detected(), not_detected(), (long long)missed, false_alarms(), (long long)extra);
     return b;
   }
 };
@@ -66,8 +64,7 @@ class CannyItk : public ::testing::Test {
   void SetUp() override {
     struct stat st;
     if (std::string(TW_ITK_CANNY).empty() || stat(TW_ITK_CANNY, &st) != 0)
-      GTEST_SKIP()
-          << "the ITK Canny oracle was not built (install libinsighttoolkit5-dev and reconfigure)";
+      GTEST_SKIP() << "the ITK Canny oracle was not built (install libinsighttoolkit5-dev and reconfigure)";
   }
   // skimage.data images, gray (RGB through cv2's COLOR_RGB2GRAY).
   Image image(const std::string& name) {
@@ -77,8 +74,7 @@ class CannyItk : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     Image img = test::load_npy(f);
     if (img.fmt().channels == 1) return img;
-    r = test::run_python(test::oracle("filter_oracle.py"),
-                         {"gray", f, tmp.file(name + "_gray.npy")});
+    r = test::run_python(test::oracle("filter_oracle.py"), {"gray", f, tmp.file(name + "_gray.npy")});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return test::load_npy(tmp.file(name + "_gray.npy"));
   }
@@ -86,8 +82,7 @@ class CannyItk : public ::testing::Test {
     Image edges, smoothed;
     std::vector<double> taps;
   };
-  ItkOut itk(const Image& gray, const ops::CannyItkParams& p, bool smoothed = false,
-             bool taps = false) {
+  ItkOut itk(const Image& gray, const ops::CannyItkParams& p, bool smoothed = false, bool taps = false) {
     test::save_npy(tmp.file("in.npy"), gray.view());
     std::vector<std::string> argv = {TW_ITK_CANNY, tmp.file("in.npy"), num(p.variance),
                                      num(p.upper), num(p.lower),       tmp.file("edges.npy")};
@@ -129,14 +124,12 @@ TEST_F(CannyItk, GaussianTapsAreItks) {
     ops::CannyItkParams p;
     p.variance = variance;
     const std::vector<double> want = itk(tiny, p, false, true).taps;
-    const std::vector<double> got =
-        ops::itk_gaussian_kernel(p.variance, p.max_error, p.max_kernel_width);
+    const std::vector<double> got = ops::itk_gaussian_kernel(p.variance, p.max_error, p.max_kernel_width);
     ASSERT_EQ(got.size(), want.size()) << "kernel radius";
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << "tap " << i;
     const ops::ItkGaussian g = ops::make_itk_gaussian(p);
     ASSERT_EQ(2 * g.r + 1, static_cast<int>(want.size()));
-    for (size_t i = 0; i < want.size(); ++i)
-      EXPECT_NEAR(g.t[i], want[i], 1e-7) << "float tap " << i;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(g.t[i], want[i], 1e-7) << "float tap " << i;
   }
   // sigma 1.4: 2 * 4 + 1 taps (ITK's MaximumError 0.01).
   EXPECT_EQ(ops::make_itk_gaussian(ops::CannyItkParams{}).r, 4);
@@ -160,8 +153,7 @@ TEST_F(CannyItk, SmoothedImageIsItksWithin1e5) {
           const double a = whole.ptr<float>(x, y)[0], b = ref.ptr<float>(x, y)[0];
           worst = std::max(worst, std::abs(a - b) / std::max(1.0, std::abs(b)));
         }
-      std::printf("[ smoothed ] %s variance %g: largest |ours - ITK| / max(1, |ITK|) = %.3g\n",
-                  name, variance, worst);
+      std::printf("[ smoothed ] %s variance %g: largest |ours - ITK| / max(1, |ITK|) = %.3g\n", name, variance, worst);
       EXPECT_LE(worst, 1e-5) << "largest difference relative to max(1, |ITK|)";
     }
   }
@@ -182,8 +174,7 @@ TEST_F(CannyItk, EdgesAgreeWithItkOnRealImages) {
       Image edges = read_tiled(*ours(src, p, tile).edges, 45);
       if (first.rect().w == 0) {
         const Agreement a = agreement(edges, ref);
-        std::printf("[ metrics  ] %s: %s (ours %lld)\n", name, a.str().c_str(),
-                    (long long)(a.both + a.extra));
+        std::printf("[ metrics  ] %s: %s (ours %lld)\n", name, a.str().c_str(), (long long)(a.both + a.extra));
         RecordProperty(std::string(name) + "_metrics", a.str());
         EXPECT_GT(a.itk, 1000);
         EXPECT_GE(a.detected(), 0.99) << a.str();
@@ -208,16 +199,14 @@ TEST_F(CannyItk, EdgesAgreeWithItkAtOtherParameters) {
     const Image* img;
     double variance, upper, lower;
   };
-  for (const Case& c : {Case{&cam, 1.0, 10, 5}, Case{&cam, 4.0, 5, 2}, Case{&cam, 9.0, 3, 1.5},
-                        Case{&cam, 1.96, 3, 6}, Case{&cam, 0.0, 20, 10}, Case{&noise, 1.96, 7, 4},
-                        Case{&noise, 0.5, 30, 15}}) {
+  for (const Case& c : {Case{&cam, 1.0, 10, 5}, Case{&cam, 4.0, 5, 2}, Case{&cam, 9.0, 3, 1.5}, Case{&cam, 1.96, 3, 6},
+                        Case{&cam, 0.0, 20, 10}, Case{&noise, 1.96, 7, 4}, Case{&noise, 0.5, 30, 15}}) {
     ops::CannyItkParams p;
     p.variance = c.variance, p.upper = c.upper, p.lower = c.lower;
-    const Agreement a =
-        agreement(read_tiled(*ours(source_of(*c.img), p, 64).edges), itk(*c.img, p).edges);
+    const Agreement a = agreement(read_tiled(*ours(source_of(*c.img), p, 64).edges), itk(*c.img, p).edges);
     const std::string what = std::string(c.img == &cam ? "camera" : "noise") + " variance " +
-                             std::to_string(c.variance) + " upper " + std::to_string(c.upper) +
-                             " lower " + std::to_string(c.lower) + ": " + a.str();
+                             std::to_string(c.variance) + " upper " + std::to_string(c.upper) + " lower " +
+                             std::to_string(c.lower) + ": " + a.str();
     std::printf("[ metrics  ] %s\n", what.c_str());
     SCOPED_TRACE(what);
     EXPECT_GT(a.itk, 100);
@@ -241,13 +230,10 @@ TEST_F(CannyItk, WorstCases) {
     int64_t w, h;
   };
   // Small images are mostly border; noise puts edges on every border pixel.
-  for (const Size s : {Size{1, 1}, Size{1, 60}, Size{60, 1}, Size{2, 2}, Size{5, 3}, Size{37, 23},
-                       Size{301, 199}}) {
+  for (const Size s : {Size{1, 1}, Size{1, 60}, Size{60, 1}, Size{2, 2}, Size{5, 3}, Size{37, 23}, Size{301, 199}}) {
     for (bool noise : {false, true}) {
-      SCOPED_TRACE(std::to_string(s.w) + "x" + std::to_string(s.h) +
-                   (noise ? " noise" : " pattern"));
-      const Image img = noise ? test::random_image(kGray8, s.w, s.h, 5)
-                              : test::pattern_image(kGray8, s.w, s.h, 5);
+      SCOPED_TRACE(std::to_string(s.w) + "x" + std::to_string(s.h) + (noise ? " noise" : " pattern"));
+      const Image img = noise ? test::random_image(kGray8, s.w, s.h, 5) : test::pattern_image(kGray8, s.w, s.h, 5);
       p.upper = noise ? 7 : 3, p.lower = noise ? 4 : 1;
       const Image edges = read_tiled(*ours(source_of(img), p, 16).edges, 7);
       EXPECT_EQ(test::diff_images(edges.view(), itk(img, p).edges.view()), "");

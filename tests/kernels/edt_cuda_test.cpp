@@ -64,8 +64,8 @@ Image random_image(int64_t w, int64_t h, int one_in, uint64_t seed) {
 
 TEST(CpuVsCuda, EdtOddSizesAndDensities) {
   TW_REQUIRE_GPU();
-  for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {1, 300}, {300, 1}, {23, 17}, {257, 129}, {1000, 777},
-                      {4099, 33}})
+  for (auto [w, h] :
+       {std::pair<int64_t, int64_t>{1, 1}, {1, 300}, {300, 1}, {23, 17}, {257, 129}, {1000, 777}, {4099, 33}})
     for (int one_in : {2, 50, 5000}) {
       const Image in = random_image(w, h, one_in, static_cast<uint64_t>(w * 31 + h + one_in));
       EXPECT_EQ(first_difference(on_gpu(in), on_cpu(in)), "") << w << "x" << h << ", 1 in " << one_in;

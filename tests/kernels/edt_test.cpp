@@ -23,7 +23,8 @@ Image brute(const Image& in) {
   for (int64_t y = 0; y < H; ++y)
     for (int64_t x = 0; x < W; ++x) {
       double best = std::numeric_limits<double>::infinity();
-      if (in.ptr<uint8_t>(x, y)[0] == 0) best = 0;
+      if (in.ptr<uint8_t>(x, y)[0] == 0)
+        best = 0;
       else
         for (int64_t v = 0; v < H; ++v)
           for (int64_t u = 0; u < W; ++u)
@@ -37,7 +38,8 @@ double max_diff(const Image& a, const Image& b) {
   double m = 0;
   for (int64_t y = 0; y < a.rect().h; ++y)
     for (int64_t x = 0; x < a.rect().w; ++x) {
-      const float p = a.ptr<float>(a.rect().x + x, a.rect().y + y)[0], q = b.ptr<float>(b.rect().x + x, b.rect().y + y)[0];
+      const float p = a.ptr<float>(a.rect().x + x, a.rect().y + y)[0],
+                  q = b.ptr<float>(b.rect().x + x, b.rect().y + y)[0];
       if (std::isinf(p) || std::isinf(q)) {
         if (p != q) return std::numeric_limits<double>::infinity();
         continue;
@@ -99,7 +101,8 @@ TEST(Edt, NoBackgroundNoForeground) {
 TEST(Edt, SeedPatternsMatchScipy) {
   if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing";
   test::TempDir tmp;
-  for (const char* name : {"random", "circles16", "big_circle", "squares_on_corners", "diagonal", "x", "central_circle"}) {
+  for (const char* name :
+       {"random", "circles16", "big_circle", "squares_on_corners", "diagonal", "x", "central_circle"}) {
     const int64_t n = 700;
     ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"),
                                {"edt_pattern", name, std::to_string(n), tmp.file("in.npy"), tmp.file("ref.npy")})
@@ -124,7 +127,9 @@ TEST(Edt, MicroscopyMatchesScipy) {
   if (!test::python_has("skimage.data")) GTEST_SKIP() << "scikit-image missing";
   test::TempDir tmp;
   ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"), {"ihc", tmp.file("ihc.npy")}).exit_code, 0);
-  ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"), {"edt", tmp.file("ihc.npy"), "140", tmp.file("ref.npy")}).exit_code, 0);
+  ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"), {"edt", tmp.file("ihc.npy"), "140", tmp.file("ref.npy")})
+                .exit_code,
+            0);
   const Image ihc = test::load_npy(tmp.file("ihc.npy"));
   EdtParams p;
   p.threshold = 140;
@@ -145,8 +150,8 @@ TEST(Edt, OutOfCore) {
   const auto base = test::run_cli({"edt", "synthetic:100x100,gray", tmp.file("tiny.tif"), "--threshold", "200"});
   ASSERT_EQ(base.exit_code, 0) << base.err;
   const size_t overhead = base.peak_rss_bytes + (size_t{24} << 20);
-  const auto big = test::run_cli({"edt", "synthetic:5000x5000,gray", tmp.file("a.tif"), "--threshold", "200", "--memory",
-                                  "10M"});
+  const auto big =
+      test::run_cli({"edt", "synthetic:5000x5000,gray", tmp.file("a.tif"), "--threshold", "200", "--memory", "10M"});
   ASSERT_EQ(big.exit_code, 0) << big.err;
   if (!test::kSanitizerBuild) {
     EXPECT_LE(big.peak_rss_bytes, (size_t{10} << 20) + overhead) << big.peak_rss_bytes / 1048576.0 << " MiB";

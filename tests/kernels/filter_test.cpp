@@ -133,8 +133,8 @@ TEST_F(Filters, CannyClassicEqualsOpenCvOnOurSmoothing) {
 // functor and the CPU rows agree on every pixel, border ones included.
 TEST(CannyNms, FunctorEqualsRowKernel) {
   for (const auto& [w, h] : {std::pair<int64_t, int64_t>{300, 211}, {37, 5}, {1, 40}}) {
-    const SourceP smooth = ops::run_op(source_of(test::pattern_image(kGray8, w, h, 3)),
-                                       ops::make_gaussian<1>(1.0), kCpu, "smooth");
+    const SourceP smooth =
+        ops::run_op(source_of(test::pattern_image(kGray8, w, h, 3)), ops::make_gaussian<1>(1.0), kCpu, "smooth");
     const auto nms = ops::make_canny_nms(8, 24);
     const Image rows = read_tiled(*ops::run_op(smooth, nms, kCpu, "nms"), 64);
     const Rect all(0, 0, w, h);
@@ -219,7 +219,8 @@ TEST_F(Filters, PointOps) {
   const Image cam = image("camera");
   const Image bin = whole_and_tiled(*ops::run_op(source_of(cam), th, kCpu, "threshold"));
   for (int64_t y = 0; y < cam.rect().h; ++y)
-    for (int64_t x = 0; x < cam.rect().w; ++x) ASSERT_EQ(bin.ptr<uint8_t>(x, y)[0], cam.ptr<uint8_t>(x, y)[0] > 128 ? 255 : 0);
+    for (int64_t x = 0; x < cam.rect().w; ++x)
+      ASSERT_EQ(bin.ptr<uint8_t>(x, y)[0], cam.ptr<uint8_t>(x, y)[0] > 128 ? 255 : 0);
 }
 
 TEST_F(Filters, HedMatchesScikitImage) {
@@ -259,7 +260,9 @@ TEST_F(Filters, StatsHistogramAndOtsu) {
     const Image g = image(name);
     const int t = ops::otsu_threshold(ops::histogram(*source_of(g), ops::ChannelHistogram<1>{}, kCpu, "h"));
     test::save_npy(tmp.file("g.npy"), g.view());
-    ASSERT_EQ(test::run_python(test::oracle("filter_oracle.py"), {"otsu", tmp.file("g.npy"), tmp.file("t.txt")}).exit_code, 0);
+    ASSERT_EQ(
+        test::run_python(test::oracle("filter_oracle.py"), {"otsu", tmp.file("g.npy"), tmp.file("t.txt")}).exit_code,
+        0);
     std::ifstream f(tmp.file("t.txt"));
     int ref = -1;
     f >> ref;

@@ -1,9 +1,10 @@
 // filter gamma (kernels/gamma): scikit-image's adjust_gamma at test time, any
 // tiling, the worst cases, bad input, and the command.
+#include "kernels/gamma/gamma.hpp"
+
 #include <gtest/gtest.h>
 
 #include "engine/ops/run_op.hpp"
-#include "kernels/gamma/gamma.hpp"
 #include "tests/support/op_test.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -49,7 +50,8 @@ TEST(Gamma, Reference) {
 TEST(Gamma, TileInvariance) {
   const Image rgb = test::pattern_image(kRgb8, 300, 211, 6);
   const Image whole = gamma_of<3>(rgb, 0.6, 1.0);
-  for (int64_t tile : {64, 67, 256}) EXPECT_EQ(test::diff_images(gamma_of<3>(rgb, 0.6, 1.0, tile).view(), whole.view()), "") << tile;
+  for (int64_t tile : {64, 67, 256})
+    EXPECT_EQ(test::diff_images(gamma_of<3>(rgb, 0.6, 1.0, tile).view(), whole.view()), "") << tile;
 }
 
 TEST(Gamma, WorstCases) {
@@ -75,10 +77,12 @@ TEST(Gamma, CommandAndBadInput) {
     int code;
     const char* says;
   };
-  for (const Case& c : {Case{{"filter", "gamma", "synthetic:64x64", tmp.file("o.tif")}, 2, "gamma needs --gamma G"},
-                        Case{{"filter", "gamma", "synthetic:64x64", tmp.file("o.tif"), "--gamma", "0"}, 2, "out of range"},
-                        Case{{"filter", "gamma", "synthetic:64x64,16bit", tmp.file("o.tif"), "--gamma", "2"}, 1,
-                             "needs 8-bit gray or RGB"}}) {
+  for (const Case& c :
+       {Case{{"filter", "gamma", "synthetic:64x64", tmp.file("o.tif")}, 2, "gamma needs --gamma G"},
+        Case{{"filter", "gamma", "synthetic:64x64", tmp.file("o.tif"), "--gamma", "0"}, 2, "out of range"},
+        Case{{"filter", "gamma", "synthetic:64x64,16bit", tmp.file("o.tif"), "--gamma", "2"},
+             1,
+             "needs 8-bit gray or RGB"}}) {
     const auto r = test::run_cli(c.args);
     EXPECT_EQ(r.exit_code, c.code) << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;

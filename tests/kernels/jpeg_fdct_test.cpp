@@ -3,12 +3,13 @@
 // JpegEncoder::encode_coefficients give libjpeg-turbo's own bytes for the
 // same pixels, for gray, 4:4:4 and 4:2:0, coarse to lossless-ish quality,
 // noise (large coefficients) and flat saturated colours (clamping).
+#include "io/codec/jpeg_transform/jpeg_fdct.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "io/codec/jpeg_codec.hpp"
-#include "io/codec/jpeg_transform/jpeg_fdct.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -19,7 +20,8 @@ Image saturated(PixelFormat fmt, int64_t t) {
   for (int64_t y = 0; y < t; ++y)
     for (int64_t x = 0; x < t; ++x)
       for (int c = 0; c < fmt.channels; ++c)
-        img.row_bytes(y)[x * fmt.channels + c] = static_cast<uint8_t>(((x / 5 + y / 3 + c) % 3 == 0) ? 255 : ((x + y) % 7 ? 0 : 254));
+        img.row_bytes(y)[x * fmt.channels + c] =
+            static_cast<uint8_t>(((x / 5 + y / 3 + c) % 3 == 0) ? 255 : ((x + y) % 7 ? 0 : 254));
   return img;
 }
 

@@ -23,16 +23,18 @@ namespace {
 #if TW_HAVE_CUDA
 struct Case {
   PixelFormat fmt;
-  int64_t W, H;          // the input level
+  int64_t W, H;            // the input level
   int64_t xb, xe, yb, ye;  // output window
-  int64_t in_x0, in_w;   // held columns
-  int64_t split;         // first chunk row (rows before it are carry)
-  int64_t r0, r1;        // held rows
+  int64_t in_x0, in_w;     // held columns
+  int64_t split;           // first chunk row (rows before it are carry)
+  int64_t r0, r1;          // held rows
   int64_t out_x0, out_y0, out_w, out_h;
   size_t in_pad, out_pad;  // extra bytes per row
 };
 
-int64_t reflect(int64_t i, int64_t n) { return border_index(i, n, BorderMode::kReflect101); }
+int64_t reflect(int64_t i, int64_t n) {
+  return border_index(i, n, BorderMode::kReflect101);
+}
 
 // The held inputs cover what the window needs after mirroring, plus random
 // margins; the output buffer holds the window plus margins.
@@ -74,11 +76,13 @@ std::string run_case(const Case& c, const std::vector<uint8_t>& level) {
     cuda::DeviceBuffer<uint8_t> d(std::max<size_t>(1, in_pitch * size_t(n)));
     std::vector<uint8_t> h(d.size(), 0x5a);
     for (int64_t r = 0; r < n; ++r)
-      std::copy_n(&level[size_t(y0 + r) * in_row + size_t(c.in_x0) * bpp], size_t(c.in_w) * bpp, &h[size_t(r) * in_pitch]);
+      std::copy_n(&level[size_t(y0 + r) * in_row + size_t(c.in_x0) * bpp], size_t(c.in_w) * bpp,
+                  &h[size_t(r) * in_pitch]);
     TW_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size(), cudaMemcpyHostToDevice));
     return d;
   };
-  const cuda::DeviceBuffer<uint8_t> carry = upload_rows(c.r0, c.split - c.r0), chunk = upload_rows(c.split, c.r1 - c.split);
+  const cuda::DeviceBuffer<uint8_t> carry = upload_rows(c.r0, c.split - c.r0),
+                                    chunk = upload_rows(c.split, c.r1 - c.split);
   const size_t out_pitch = size_t(c.out_w) * bpp + c.out_pad;
   cuda::DeviceBuffer<uint8_t> out(out_pitch * size_t(c.out_h) + 16);
   const uint8_t kSentinel = 0xa7;
@@ -138,11 +142,12 @@ TEST(ReduceCuda, RandomLaunchesMatchTheDefinition) {
   TW_REQUIRE_GPU();
 #if TW_HAVE_CUDA
   std::mt19937_64 rng(20261123);
-  const PixelFormat fmts[] = {kGray8, {SampleType::kU8, 2}, kRgb8, {SampleType::kU8, 4}, kGray16, {SampleType::kU16, 3}};
+  const PixelFormat fmts[] = {kGray8,  {SampleType::kU8, 2}, kRgb8, {SampleType::kU8, 4},
+                              kGray16, {SampleType::kU16, 3}};
   // Narrow levels take the generic kernel alone; wide ones the fast blocks
   // with generic edge tiles (a fast RGB block spans 320 input columns).
-  const std::pair<int64_t, int64_t> sizes[] = {{1, 1}, {2, 3}, {5, 7}, {37, 41}, {333, 90}, {700, 35},
-                                               {1283, 67}, {2049, 40}, {4001, 23}, {1500, 301}};
+  const std::pair<int64_t, int64_t> sizes[] = {{1, 1},    {2, 3},     {5, 7},     {37, 41},   {333, 90},
+                                               {700, 35}, {1283, 67}, {2049, 40}, {4001, 23}, {1500, 301}};
   int n = 0;
   for (const PixelFormat& fmt : fmts)
     for (auto [W, H] : sizes) {

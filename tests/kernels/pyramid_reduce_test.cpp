@@ -1,12 +1,13 @@
 // REDUCE against a direct 5x5 loop written from the definition, against
 // scipy (random and real microscopy content), and the streaming cascade
 // against whole-image REDUCE for every band height and odd size.
+#include "kernels/pyramid_reduce/pyramid_reduce.hpp"
+
 #include <gtest/gtest.h>
 
 #include "engine/border.hpp"
 #include "engine/image_pool.hpp"
 #include "jobs/pyramid/cascade.hpp"
-#include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -75,8 +76,10 @@ TEST(PyramidReduce, ExtremeValues) {
     Image r = reduce_image(src);
     EXPECT_EQ(test::diff_images(r.view(), naive_reduce(src).view()), "");
     // All-max stays all-max: no overflow in the 16-bit accumulators.
-    if (fmt.type == SampleType::kU8) EXPECT_EQ(r.ptr<uint8_t>(5, 5)[1], 255);
-    else EXPECT_EQ(r.ptr<uint16_t>(5, 5)[0], 65535);
+    if (fmt.type == SampleType::kU8)
+      EXPECT_EQ(r.ptr<uint8_t>(5, 5)[1], 255);
+    else
+      EXPECT_EQ(r.ptr<uint16_t>(5, 5)[0], 65535);
   }
 }
 
@@ -98,7 +101,8 @@ TEST(PyramidReduce, MatchesScipy) {
 TEST(PyramidReduce, MatchesScipyOnMicroscopy) {
   if (!test::python_has("skimage.data")) GTEST_SKIP() << "scikit-image not available";
   test::TempDir tmp;
-  const auto r = test::run_python(test::oracle("reduce_oracle.py"), {"--ihc", tmp.file("in.npy"), tmp.file("out.npy"), "2"});
+  const auto r =
+      test::run_python(test::oracle("reduce_oracle.py"), {"--ihc", tmp.file("in.npy"), tmp.file("out.npy"), "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Image src = test::load_npy(tmp.file("in.npy"));
   const Image want = test::load_npy(tmp.file("out.npy"));
@@ -138,13 +142,12 @@ void check_cascade(PixelFormat fmt, int64_t w, int64_t h, int64_t band_rows, int
 
 TEST(PyramidCascade, TileInvariance) {
   for (int64_t band : {16, 64, 67, 256})
-    for (int64_t chunk : {int64_t{1}, int64_t{7}, band})
-      check_cascade(kRgb8, 300, 517, band, chunk, 4);
+    for (int64_t chunk : {int64_t{1}, int64_t{7}, band}) check_cascade(kRgb8, 300, 517, band, chunk, 4);
 }
 
 TEST(PyramidCascade, WorstCases) {
-  check_cascade(kGray8, 1, 1000, 16, 16, 1);   // one pixel wide
-  check_cascade(kGray8, 1000, 1, 16, 1, 1);    // one pixel high
+  check_cascade(kGray8, 1, 1000, 16, 16, 1);      // one pixel wide
+  check_cascade(kGray8, 1000, 1, 16, 1, 1);       // one pixel high
   check_cascade(kGray16, 257, 257, 256, 256, 1);  // just above a tile multiple
   check_cascade(kRgb8, 3, 5, 16, 2, 1);
   check_cascade(PixelFormat{SampleType::kU8, 4}, 129, 65, 32, 5, 2);

@@ -92,7 +92,8 @@ TEST(CpuVsCuda, ReconstructWorstCases) {
   Image mseed(kGray8, maze.rect());
   mseed.fill_zero();
   mseed.ptr<uint8_t>(1, 1)[0] = 150;
-  for (int conn : {4, 8}) expect_same(mseed, maze, {ReconstructMethod::kDilation, conn}, "maze " + std::to_string(conn));
+  for (int conn : {4, 8})
+    expect_same(mseed, maze, {ReconstructMethod::kDilation, conn}, "maze " + std::to_string(conn));
   // The corridor crosses the borders of 256-pixel GPU tiles back and forth.
   expect_same(mseed, maze, {ReconstructMethod::kDilation, 8}, "maze, GPU tiles of 256", 256);
 }
@@ -116,8 +117,10 @@ TEST(CpuVsCuda, BinaryReconstruction) {
           mask.ptr<uint8_t>(x, y)[0] = on ? 255 : 0;
           seed.ptr<uint8_t>(x, y)[0] = on && rng() % 300 == 0 ? 255 : 0;
         }
-      const std::string what = "random " + std::to_string(w) + "x" + std::to_string(h) + " conn " + std::to_string(conn);
-      for (int64_t tile : {int64_t{256}, kCudaTile}) expect_same(seed, mask, {ReconstructMethod::kDilation, conn}, what, tile, true);
+      const std::string what =
+          "random " + std::to_string(w) + "x" + std::to_string(h) + " conn " + std::to_string(conn);
+      for (int64_t tile : {int64_t{256}, kCudaTile})
+        expect_same(seed, mask, {ReconstructMethod::kDilation, conn}, what, tile, true);
     }
   for (bool columns : {false, true}) {
     const Image maze = binarised(test::serpentine_maze(1003, 997), columns);

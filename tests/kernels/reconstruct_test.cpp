@@ -8,8 +8,8 @@
 #include <random>
 
 #include "engine/memory_source.hpp"
-#include "kernels/reconstruct/bit_planes.hpp"
 #include "jobs/reconstruct/reconstruct_job.hpp"
+#include "kernels/reconstruct/bit_planes.hpp"
 #include "tests/support/maze.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -95,7 +95,8 @@ TEST(Reconstruct, MatchesDefinitionEveryVariant) {
         EXPECT_EQ(test::diff_images(whole.view(), want.view()), "") << fmt.str() << " conn " << conn;
         for (int64_t tile : {16, 23, 40, 67, 128}) {
           const Image got = run_tiled(seed, mask, p, tile, size_t{64} << 20);
-          EXPECT_EQ(test::diff_images(got.view(), want.view()), "") << fmt.str() << " conn " << conn << " tile " << tile;
+          EXPECT_EQ(test::diff_images(got.view(), want.view()), "")
+              << fmt.str() << " conn " << conn << " tile " << tile;
         }
       }
 }
@@ -123,14 +124,16 @@ TEST(Reconstruct, MatchesScikitImageOnMicroscopy) {
         for (int64_t y = 0; y < 512; ++y)
           for (int64_t x = 0; x < 512; ++x) {
             uint8_t& v = seed.ptr<uint8_t>(x, y)[0];
-            if (c.shift >= 0) v = dil ? uint8_t(std::max(0, v - c.shift)) : uint8_t(std::min(255, v + c.shift));
-            else v = ((x * 7 + y * 13) % 97 == 0) ? v : (dil ? 0 : 255);
+            if (c.shift >= 0)
+              v = dil ? uint8_t(std::max(0, v - c.shift)) : uint8_t(std::min(255, v + c.shift));
+            else
+              v = ((x * 7 + y * 13) % 97 == 0) ? v : (dil ? 0 : 255);
           }
         test::save_npy(tmp.file("s.npy"), seed.view());
         test::save_npy(tmp.file("m.npy"), c.mask->view());
         const auto r = test::run_python(test::oracle("morph_oracle.py"),
-                                        {"reconstruct", tmp.file("s.npy"), tmp.file("m.npy"), dil ? "dilation" : "erosion",
-                                         std::to_string(conn), tmp.file("o.npy")});
+                                        {"reconstruct", tmp.file("s.npy"), tmp.file("m.npy"),
+                                         dil ? "dilation" : "erosion", std::to_string(conn), tmp.file("o.npy")});
         ASSERT_EQ(r.exit_code, 0) << r.err;
         const Image want = test::load_npy(tmp.file("o.npy"));
         ReconstructParams p{m, conn};
@@ -187,8 +190,9 @@ TEST(Reconstruct, WorstCasesSmall) {
   for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {1, 300}, {300, 1}, {17, 17}}) {
     auto [seed, mask] = random_pair(kGray8, w, h, true, 3);
     const Image want = naive<uint8_t>(seed, mask, {ReconstructMethod::kDilation, 8});
-    EXPECT_EQ(test::diff_images(run_tiled(seed, mask, {ReconstructMethod::kDilation, 8}, 16, 1 << 24).view(), want.view()),
-              "")
+    EXPECT_EQ(
+        test::diff_images(run_tiled(seed, mask, {ReconstructMethod::kDilation, 8}, 16, 1 << 24).view(), want.view()),
+        "")
         << w << "x" << h;
   }
 }
@@ -226,7 +230,8 @@ TEST(BitPlanes, PackAndUnpack) {
         set_on += bit(on, x, y), set_allowed += a;
       }
     int64_t total_on = 0, total_allowed = 0;
-    for (size_t k = 0; k < on.size(); ++k) total_on += __builtin_popcount(on[k]), total_allowed += __builtin_popcount(allowed[k]);
+    for (size_t k = 0; k < on.size(); ++k)
+      total_on += __builtin_popcount(on[k]), total_allowed += __builtin_popcount(allowed[k]);
     EXPECT_EQ(total_on, set_on) << "bits beyond the ring";
     EXPECT_EQ(total_allowed, set_allowed) << "bits outside the core";
     // Turn on some allowed pixels (and, wrongly, the ring's right column:

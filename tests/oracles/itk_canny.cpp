@@ -40,8 +40,7 @@ Gray load_gray_npy(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[8];
   f.read(magic, 8);
-  if (!f || std::memcmp(magic, "\x93NUMPY", 6) != 0)
-    throw std::runtime_error("not an npy file: " + path);
+  if (!f || std::memcmp(magic, "\x93NUMPY", 6) != 0) throw std::runtime_error("not an npy file: " + path);
   uint32_t len = 0;
   if (magic[6] == 1) {
     uint16_t l16 = 0;
@@ -52,10 +51,8 @@ Gray load_gray_npy(const std::string& path) {
   }
   std::string header(len, ' ');
   f.read(header.data(), len);
-  if (header.find("u1'") == std::string::npos)
-    throw std::runtime_error(path + ": not uint8: " + header);
-  if (header.find("'fortran_order': True") != std::string::npos)
-    throw std::runtime_error(path + ": fortran order");
+  if (header.find("u1'") == std::string::npos) throw std::runtime_error(path + ": not uint8: " + header);
+  if (header.find("'fortran_order': True") != std::string::npos) throw std::runtime_error(path + ": fortran order");
   const auto p0 = header.find('(', header.find("shape")), p1 = header.find(')', p0);
   std::vector<int64_t> shape;
   std::stringstream ss(header.substr(p0 + 1, p1 - p0 - 1));
@@ -71,11 +68,9 @@ Gray load_gray_npy(const std::string& path) {
   return g;
 }
 
-void save_npy(const std::string& path, const char* descr, int64_t w, int64_t h, const void* data,
-              size_t bytes) {
+void save_npy(const std::string& path, const char* descr, int64_t w, int64_t h, const void* data, size_t bytes) {
   std::ostringstream hs;
-  hs << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (" << h << ", " << w
-     << "), }";
+  hs << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (" << h << ", " << w << "), }";
   std::string header = hs.str();
   while ((10 + header.size() + 1) % 64) header += ' ';
   header += '\n';
@@ -103,8 +98,7 @@ FloatImage::Pointer to_itk(const Gray& g) {
 
 int main(int argc, char** argv) {
   if (argc < 6 || argc > 8) {
-    std::cerr
-        << "usage: itk_canny IN.npy VARIANCE UPPER LOWER EDGES.npy [SMOOTHED.npy [TAPS.txt]]\n";
+    std::cerr << "usage: itk_canny IN.npy VARIANCE UPPER LOWER EDGES.npy [SMOOTHED.npy [TAPS.txt]]\n";
     return 2;
   }
   try {
@@ -136,8 +130,7 @@ int main(int argc, char** argv) {
       save_npy(argv[6], "<f4", g.w, g.h, gauss->GetOutput()->GetBufferPointer(), n * sizeof(float));
     }
     if (argc >= 8) {
-      itk::GaussianOperator<double, 2>
-          op;  // as DiscreteGaussianImageFilter::GenerateData builds it
+      itk::GaussianOperator<double, 2> op;  // as DiscreteGaussianImageFilter::GenerateData builds it
       op.SetDirection(0);
       op.SetVariance(variance);
       op.SetMaximumKernelWidth(32);

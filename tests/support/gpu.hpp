@@ -5,9 +5,9 @@
 
 #include "engine/cuda/device.hpp"
 
-#define TW_REQUIRE_GPU()                                                       \
-  do {                                                                         \
-    if (::tw::cuda_devices().empty()) {                                        \
+#define TW_REQUIRE_GPU()                                                     \
+  do {                                                                       \
+    if (::tw::cuda_devices().empty()) {                                      \
       GTEST_SKIP() << "no CUDA device: " << ::tw::cuda_unavailable_reason(); \
-    }                                                                          \
+    }                                                                        \
   } while (0)

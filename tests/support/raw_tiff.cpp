@@ -33,8 +33,10 @@ std::string raw_tiff(const std::vector<RawIfd>& ifds, bool bigtiff) {
   const size_t off_size = bigtiff ? 8 : 4, entry = bigtiff ? 20 : 12;
   const uint16_t off_type = bigtiff ? kLong8 : kLong;
   auto put_off = [&](std::string& s, uint64_t v) {
-    if (bigtiff) put<uint64_t>(s, v);
-    else put<uint32_t>(s, static_cast<uint32_t>(v));
+    if (bigtiff)
+      put<uint64_t>(s, v);
+    else
+      put<uint32_t>(s, static_cast<uint32_t>(v));
   };
   std::string f = "II";
   if (bigtiff) {
@@ -57,10 +59,14 @@ std::string raw_tiff(const std::vector<RawIfd>& ifds, bool bigtiff) {
     if (!d.counts.empty()) cnts = d.counts;
     auto samples = [&](uint16_t v) { return std::vector<uint64_t>(std::max<uint16_t>(d.spp, 1), v); };
     std::vector<Tag> tags = {
-        {254, kLong, {d.subfile_type}, ""},   {256, kLong, {d.width}, ""},
-        {257, kLong, {d.height}, ""},         {258, kShort, samples(d.bits), ""},
-        {259, kShort, {d.compression}, ""},   {262, kShort, {d.photometric}, ""},
-        {277, kShort, {d.spp}, ""},           {284, kShort, {d.planar}, ""},
+        {254, kLong, {d.subfile_type}, ""},
+        {256, kLong, {d.width}, ""},
+        {257, kLong, {d.height}, ""},
+        {258, kShort, samples(d.bits), ""},
+        {259, kShort, {d.compression}, ""},
+        {262, kShort, {d.photometric}, ""},
+        {277, kShort, {d.spp}, ""},
+        {284, kShort, {d.planar}, ""},
         {339, kShort, samples(d.sample_format), ""},
     };
     if (!d.description.empty()) tags.push_back({270, kAscii, {}, d.description});
@@ -83,15 +89,20 @@ std::string raw_tiff(const std::vector<RawIfd>& ifds, bool bigtiff) {
     // Values that do not fit in the entry go after the IFD.
     std::string extra;
     const size_t extra_at = ifd + (bigtiff ? 8 : 2) + tags.size() * entry + off_size;
-    if (bigtiff) put<uint64_t>(f, tags.size());
-    else put<uint16_t>(f, static_cast<uint16_t>(tags.size()));
+    if (bigtiff)
+      put<uint64_t>(f, tags.size());
+    else
+      put<uint16_t>(f, static_cast<uint16_t>(tags.size()));
     for (const Tag& t : tags) {
       std::string v;
       if (t.type == kAscii) v = t.text + '\0';
       for (uint64_t x : t.values) {
-        if (t.type == kShort) put<uint16_t>(v, static_cast<uint16_t>(x));
-        else if (t.type == kLong) put<uint32_t>(v, static_cast<uint32_t>(x));
-        else put<uint64_t>(v, x);
+        if (t.type == kShort)
+          put<uint16_t>(v, static_cast<uint16_t>(x));
+        else if (t.type == kLong)
+          put<uint32_t>(v, static_cast<uint32_t>(x));
+        else
+          put<uint64_t>(v, x);
       }
       const uint64_t count = t.type == kAscii ? v.size() : t.values.size();
       put<uint16_t>(f, t.tag);

@@ -32,8 +32,10 @@ void remove_tree(const std::string& path) {
       if (n == "." || n == "..") continue;
       const std::string p = path + "/" + n;
       struct stat st {};
-      if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(p);
-      else unlink(p.c_str());
+      if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        remove_tree(p);
+      else
+        unlink(p.c_str());
     }
     closedir(d);
   }
@@ -47,10 +49,14 @@ int64_t sample_at(const ImageView& v, int64_t x, int64_t y, int c) {
 
 int64_t sample(const ImageView& v, int64_t x, int64_t y, int c) {
   switch (v.fmt.type) {
-    case SampleType::kU8: return sample_at<uint8_t>(v, x, y, c);
-    case SampleType::kU16: return sample_at<uint16_t>(v, x, y, c);
-    case SampleType::kI32: return sample_at<int32_t>(v, x, y, c);
-    case SampleType::kF32: return static_cast<int64_t>(std::lround(v.ptr<float>(x, y)[c]));
+    case SampleType::kU8:
+      return sample_at<uint8_t>(v, x, y, c);
+    case SampleType::kU16:
+      return sample_at<uint16_t>(v, x, y, c);
+    case SampleType::kI32:
+      return sample_at<int32_t>(v, x, y, c);
+    case SampleType::kF32:
+      return static_cast<int64_t>(std::lround(v.ptr<float>(x, y)[c]));
   }
   return 0;
 }
@@ -114,7 +120,9 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
     FD_ZERO(&fds);
     if (out_open) FD_SET(out_pipe[0], &fds);
     if (err_open) FD_SET(err_pipe[0], &fds);
-    struct timeval tv {0, 20000};
+    struct timeval tv {
+      0, 20000
+    };
     if (opt.terminate_after > 0 && !terminated &&
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= opt.terminate_after) {
       kill(pid, opt.signal);
@@ -125,11 +133,14 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
       if (errno == EINTR) continue;
       break;
     }
-    for (auto [fd, open, dst] : {std::make_tuple(out_pipe[0], &out_open, &r.out), std::make_tuple(err_pipe[0], &err_open, &r.err)}) {
+    for (auto [fd, open, dst] :
+         {std::make_tuple(out_pipe[0], &out_open, &r.out), std::make_tuple(err_pipe[0], &err_open, &r.err)}) {
       if (!*open || !FD_ISSET(fd, &fds)) continue;
       const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n > 0) dst->append(buf, static_cast<size_t>(n));
-      else if (n == 0 || (errno != EAGAIN && errno != EINTR)) *open = false;
+      if (n > 0)
+        dst->append(buf, static_cast<size_t>(n));
+      else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        *open = false;
     }
   }
   close(out_pipe[0]), close(err_pipe[0]);
@@ -148,7 +159,9 @@ std::string cli_path() {
   const char* env = std::getenv("TW_CLI");
   return env && *env ? env : TW_CLI;
 }
-std::string source_dir() { return TW_SOURCE_DIR; }
+std::string source_dir() {
+  return TW_SOURCE_DIR;
+}
 
 RunResult run_cli(const std::vector<std::string>& args, const RunOptions& opt) {
   std::vector<std::string> argv{cli_path()};
@@ -162,13 +175,17 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(f);
 }
 
-std::string python() { return "/usr/bin/python3"; }
+std::string python() {
+  return "/usr/bin/python3";
+}
 
 bool python_has(const std::string& module) {
   return run({python(), "-c", "import " + module}).exit_code == 0;
 }
 
-std::string oracle(const std::string& name) { return source_dir() + "/tests/oracles/" + name; }
+std::string oracle(const std::string& name) {
+  return source_dir() + "/tests/oracles/" + name;
+}
 
 RunResult run_python(const std::string& script, const std::vector<std::string>& args) {
   std::vector<std::string> argv{python(), script};
@@ -179,10 +196,18 @@ RunResult run_python(const std::string& script, const std::vector<std::string>& 
 void save_npy(const std::string& path, const ImageView& img) {
   std::string descr;
   switch (img.fmt.type) {
-    case SampleType::kU8: descr = "|u1"; break;
-    case SampleType::kU16: descr = "<u2"; break;
-    case SampleType::kI32: descr = "<i4"; break;
-    case SampleType::kF32: descr = "<f4"; break;
+    case SampleType::kU8:
+      descr = "|u1";
+      break;
+    case SampleType::kU16:
+      descr = "<u2";
+      break;
+    case SampleType::kI32:
+      descr = "<i4";
+      break;
+    case SampleType::kF32:
+      descr = "<f4";
+      break;
   }
   std::ostringstream h;
   h << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (" << img.rect.h << ", " << img.rect.w;
@@ -217,11 +242,16 @@ Image load_npy(const std::string& path) {
   std::string header(len, ' ');
   f.read(header.data(), len);
   PixelFormat fmt;
-  if (header.find("'|u1'") != std::string::npos || header.find("'u1'") != std::string::npos) fmt.type = SampleType::kU8;
-  else if (header.find("'<u2'") != std::string::npos) fmt.type = SampleType::kU16;
-  else if (header.find("'<i4'") != std::string::npos) fmt.type = SampleType::kI32;
-  else if (header.find("'<f4'") != std::string::npos) fmt.type = SampleType::kF32;
-  else throw std::runtime_error("unsupported npy dtype in " + path + ": " + header);
+  if (header.find("'|u1'") != std::string::npos || header.find("'u1'") != std::string::npos)
+    fmt.type = SampleType::kU8;
+  else if (header.find("'<u2'") != std::string::npos)
+    fmt.type = SampleType::kU16;
+  else if (header.find("'<i4'") != std::string::npos)
+    fmt.type = SampleType::kI32;
+  else if (header.find("'<f4'") != std::string::npos)
+    fmt.type = SampleType::kF32;
+  else
+    throw std::runtime_error("unsupported npy dtype in " + path + ": " + header);
   if (header.find("'fortran_order': True") != std::string::npos) throw std::runtime_error("fortran-order npy");
   const auto p0 = header.find('('), p1 = header.find(')');
   std::vector<int64_t> shape;
@@ -240,8 +270,7 @@ Image load_npy(const std::string& path) {
 
 std::string diff_images(const ImageView& a, const ImageView& b, int tolerance) {
   if (a.fmt != b.fmt) return "formats differ: " + a.fmt.str() + " vs " + b.fmt.str();
-  if (a.rect.w != b.rect.w || a.rect.h != b.rect.h)
-    return "sizes differ: " + a.rect.str() + " vs " + b.rect.str();
+  if (a.rect.w != b.rect.w || a.rect.h != b.rect.h) return "sizes differ: " + a.rect.str() + " vs " + b.rect.str();
   int64_t count = 0, fx = -1, fy = -1;
   int fc = 0;
   int64_t va = 0, vb = 0, worst = 0;
@@ -258,8 +287,8 @@ std::string diff_images(const ImageView& a, const ImageView& b, int tolerance) {
       }
   if (count == 0) return "";
   std::ostringstream o;
-  o << count << " samples differ by more than " << tolerance << " (worst " << worst << "); first at (" << fx << ", " << fy
-    << ") channel " << fc << ": " << va << " vs " << vb;
+  o << count << " samples differ by more than " << tolerance << " (worst " << worst << "); first at (" << fx << ", "
+    << fy << ") channel " << fc << ": " << va << " vs " << vb;
   return o.str();
 }
 
@@ -295,19 +324,25 @@ Image pattern_image(PixelFormat fmt, int64_t w, int64_t h, uint64_t seed) {
   };
   std::vector<Blob> blobs(12);
   for (auto& b : blobs) {
-    b = {u(rng) * w, u(rng) * h, 3 + u(rng) * std::max<double>(4, std::min(w, h) / 6.0), {u(rng), u(rng), u(rng), u(rng)}};
+    b = {u(rng) * w,
+         u(rng) * h,
+         3 + u(rng) * std::max<double>(4, std::min(w, h) / 6.0),
+         {u(rng), u(rng), u(rng), u(rng)}};
   }
   const double maxv = fmt.type == SampleType::kU16 ? 65535.0 : 255.0;
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
       for (int c = 0; c < fmt.channels; ++c) {
-        double v = 0.3 + 0.3 * (double(x) / std::max<int64_t>(1, w) + double(y) / std::max<int64_t>(1, h)) * (c + 1) / fmt.channels;
+        double v = 0.3 + 0.3 * (double(x) / std::max<int64_t>(1, w) + double(y) / std::max<int64_t>(1, h)) * (c + 1) /
+                             fmt.channels;
         for (const auto& b : blobs)
           if ((x - b.x) * (x - b.x) + (y - b.y) * (y - b.y) < b.r * b.r) v = b.v[c];
         v += (u(rng) - 0.5) * 0.04;
         const double s = std::min(maxv, std::max(0.0, v * maxv));
-        if (fmt.type == SampleType::kU16) img.ptr<uint16_t>(x, y)[c] = static_cast<uint16_t>(s);
-        else img.ptr<uint8_t>(x, y)[c] = static_cast<uint8_t>(s);
+        if (fmt.type == SampleType::kU16)
+          img.ptr<uint16_t>(x, y)[c] = static_cast<uint16_t>(s);
+        else
+          img.ptr<uint8_t>(x, y)[c] = static_cast<uint8_t>(s);
       }
   return img;
 }
@@ -358,7 +393,8 @@ void write_directory(TIFF* t, const ImageView& img, const TiffSpec& s) {
     uint8_t tmp[16];
     std::memcpy(tmp, p, bpp);
     if (s.min_is_white) {
-      if (sb == 1) tmp[0] = static_cast<uint8_t>(255 - tmp[0]);
+      if (sb == 1)
+        tmp[0] = static_cast<uint8_t>(255 - tmp[0]);
       else {
         uint16_t v;
         std::memcpy(&v, tmp, 2);
@@ -366,8 +402,10 @@ void write_directory(TIFF* t, const ImageView& img, const TiffSpec& s) {
         std::memcpy(tmp, &v, 2);
       }
     }
-    if (s.planar_separate) std::memcpy(out, tmp + plane * sb, sb);
-    else std::memcpy(out, tmp, bpp);
+    if (s.planar_separate)
+      std::memcpy(out, tmp + plane * sb, sb);
+    else
+      std::memcpy(out, tmp, bpp);
   };
   if (s.tiled) {
     TIFFSetField(t, TIFFTAG_TILEWIDTH, s.tile_w);
@@ -379,8 +417,10 @@ void write_directory(TIFF* t, const ImageView& img, const TiffSpec& s) {
         for (int64_t tx = 0; tx < nx; ++tx) {
           for (int y = 0; y < s.tile_h; ++y)
             for (int x = 0; x < s.tile_w; ++x)
-              fetch(tx * s.tile_w + x, ty * s.tile_h + y, p, buf.data() + (static_cast<size_t>(y) * s.tile_w + x) * pix);
-          const uint32_t index = TIFFComputeTile(t, static_cast<uint32_t>(tx * s.tile_w), static_cast<uint32_t>(ty * s.tile_h), 0, static_cast<uint16_t>(p));
+              fetch(tx * s.tile_w + x, ty * s.tile_h + y, p,
+                    buf.data() + (static_cast<size_t>(y) * s.tile_w + x) * pix);
+          const uint32_t index = TIFFComputeTile(t, static_cast<uint32_t>(tx * s.tile_w),
+                                                 static_cast<uint32_t>(ty * s.tile_h), 0, static_cast<uint16_t>(p));
           if (TIFFWriteEncodedTile(t, index, buf.data(), static_cast<tmsize_t>(buf.size())) < 0)
             throw std::runtime_error("TIFFWriteEncodedTile failed");
         }

@@ -5,10 +5,9 @@
 // independent writer for our reader, and an independent reader for ours).
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/image.hpp"
 
@@ -37,9 +36,9 @@ struct RunResult {
 
 struct RunOptions {
   std::map<std::string, std::string> env;
-  std::string cwd;              // empty: the test's own
-  double terminate_after = 0;   // > 0: send `signal` after this many seconds
-  int signal = 15;              // SIGTERM; 9 (SIGKILL) for a kill -9
+  std::string cwd;             // empty: the test's own
+  double terminate_after = 0;  // > 0: send `signal` after this many seconds
+  int signal = 15;             // SIGTERM; 9 (SIGKILL) for a kill -9
 };
 
 // A sanitizer build (-DTW_SANITIZE, docs/SANITIZERS.md): there most of a
@@ -91,7 +90,7 @@ struct TiffSpec {
   int rows_per_strip = 64;
   uint16_t compression = 1;  // TIFF Compression tag value
   int jpeg_quality = 90;
-  bool jpeg_ycbcr = true;     // RGB JPEG stored as YCbCr 4:2:0
+  bool jpeg_ycbcr = true;  // RGB JPEG stored as YCbCr 4:2:0
   uint16_t predictor = 1;
   bool bigtiff = false;
   bool planar_separate = false;
@@ -104,8 +103,7 @@ struct TiffSpec {
 void write_tiff(const std::string& path, const ImageView& img, const TiffSpec& spec);
 // Appends a further directory (e.g. a reduced level, or a label) to a file
 // written by write_tiff.
-void append_tiff_directory(const std::string& path, const ImageView& img, const TiffSpec& spec,
-                           uint32_t subfile_type);
+void append_tiff_directory(const std::string& path, const ImageView& img, const TiffSpec& spec, uint32_t subfile_type);
 
 // Reads directory `dir` with libtiff's own decoders (TIFFReadEncodedTile,
 // JPEGCOLORMODE_RGB for YCbCr JPEG): an independent reader for our files.

@@ -19,12 +19,14 @@ class FilterCli : public ::testing::Test {
   void SetUp() override {
     if (!test::python_has("skimage")) GTEST_SKIP() << "scikit-image missing";
     for (const char* name : {"ihc", "coins"}) {
-      const auto r = test::run_python(test::oracle("filter_oracle.py"), {"image", name, tmp.file(std::string(name) + ".npy")});
+      const auto r =
+          test::run_python(test::oracle("filter_oracle.py"), {"image", name, tmp.file(std::string(name) + ".npy")});
       ASSERT_EQ(r.exit_code, 0) << r.err;
       test::TiffSpec s;
       s.tile_w = s.tile_h = 64;
       s.compression = COMPRESSION_ADOBE_DEFLATE;
-      test::write_tiff(tmp.file(std::string(name) + ".tif"), test::load_npy(tmp.file(std::string(name) + ".npy")).view(), s);
+      test::write_tiff(tmp.file(std::string(name) + ".tif"),
+                       test::load_npy(tmp.file(std::string(name) + ".npy")).view(), s);
     }
   }
   Image level0(const std::string& f) {
@@ -43,8 +45,8 @@ TEST_F(FilterCli, ResultsDoNotDependOnTheTileSize) {
                         Case{{"canny", "coins.tif", "--low", "20", "--high", "60"}}, Case{{"hed", "ihc.tif"}}}) {
     SCOPED_TRACE(c.args[0]);
     for (const char* tile : {"64", "512"}) {
-      std::vector<std::string> a = {"filter", c.args[0], tmp.file(c.args[1]), tmp.file(std::string("o") + tile + ".tif"),
-                                    "--tile", tile};
+      std::vector<std::string> a = {
+          "filter", c.args[0], tmp.file(c.args[1]), tmp.file(std::string("o") + tile + ".tif"), "--tile", tile};
       a.insert(a.end(), c.args.begin() + 2, c.args.end());
       const auto r = cli(a);
       ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -54,9 +56,10 @@ TEST_F(FilterCli, ResultsDoNotDependOnTheTileSize) {
 }
 
 TEST_F(FilterCli, CannyFileEqualsTheLibraryResult) {
-  ASSERT_EQ(cli({"filter", "canny", tmp.file("coins.tif"), tmp.file("c.tif"), "--low", "20", "--high", "60", "--tile", "48"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      cli({"filter", "canny", tmp.file("coins.tif"), tmp.file("c.tif"), "--low", "20", "--high", "60", "--tile", "48"})
+          .exit_code,
+      0);
   ops::CannyParams p;
   p.low = 20, p.high = 60;
   ReconstructJob job;
@@ -104,15 +107,16 @@ TEST_F(FilterCli, BadInputGetsOneLineAndNoOutput) {
     const char* says;
   };
   const std::string ihc = tmp.file("ihc.tif"), out = tmp.file("bad.tif");
-  for (const Case& c : {Case{{"filter", "blur", ihc, out}, 2, "unknown filter op"},
-                        Case{{"filter", "gaussian", ihc, out}, 2, "--sigma"},
-                        Case{{"filter", "gaussian", ihc, out, "--sigma", "25"}, 2, "out of range"},
-                        Case{{"filter", "gaussian", ihc, out, "--sigma", "abc"}, 2, "not a number"},
-                        Case{{"filter", "canny", ihc, out, "--low", "1", "--high", "2", "--variant", "opencv"}, 2, "variant"},
-                        Case{{"filter", "hed", tmp.file("coins.tif"), out}, 1, "needs RGB"},
-                        Case{{"filter", "invert", tmp.file("missing.tif"), out}, 1, "missing.tif"},
-                        Case{{"filter", "threshold", ihc, out}, 2, "--value"},
-                        Case{{"stats", tmp.file("missing.tif")}, 1, "missing.tif"}}) {
+  for (const Case& c :
+       {Case{{"filter", "blur", ihc, out}, 2, "unknown filter op"},
+        Case{{"filter", "gaussian", ihc, out}, 2, "--sigma"},
+        Case{{"filter", "gaussian", ihc, out, "--sigma", "25"}, 2, "out of range"},
+        Case{{"filter", "gaussian", ihc, out, "--sigma", "abc"}, 2, "not a number"},
+        Case{{"filter", "canny", ihc, out, "--low", "1", "--high", "2", "--variant", "opencv"}, 2, "variant"},
+        Case{{"filter", "hed", tmp.file("coins.tif"), out}, 1, "needs RGB"},
+        Case{{"filter", "invert", tmp.file("missing.tif"), out}, 1, "missing.tif"},
+        Case{{"filter", "threshold", ihc, out}, 2, "--value"},
+        Case{{"stats", tmp.file("missing.tif")}, 1, "missing.tif"}}) {
     const auto r = cli(c.args);
     EXPECT_EQ(r.exit_code, c.code) << c.args[1] << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;

@@ -4,13 +4,12 @@
 // the JSON it prints. Each case is a reproduction from the issue, built here.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <tiffio.h>
 #include <sys/sysmacros.h>
+#include <tiffio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
 #include <fstream>
 #include <functional>
 
@@ -20,7 +19,9 @@
 namespace tw {
 namespace {
 
-size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -123,9 +124,10 @@ TEST_F(Hardening, FifoInputIsRefusedWithoutBlocking) {
   test::RunOptions guard;
   guard.terminate_after = 30;
   guard.signal = SIGKILL;
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"info", tmp_.file("fifo")}, {"pyramid", tmp_.file("fifo"), tmp_.file("o.tif")},
-        {"stats", tmp_.file("fifo")}, {"pyramid", "/dev/zero", tmp_.file("o.tif")}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"info", tmp_.file("fifo")},
+                                               {"pyramid", tmp_.file("fifo"), tmp_.file("o.tif")},
+                                               {"stats", tmp_.file("fifo")},
+                                               {"pyramid", "/dev/zero", tmp_.file("o.tif")}}) {
     const auto r = test::run_cli(args, guard);
     expect_refused(r, "not a regular file", args[0] + " " + args[1]);
     EXPECT_LT(r.seconds, 10);
@@ -181,10 +183,10 @@ TEST_F(Hardening, UnreadablePixelTypesAreRefusedByName) {
     uint16_t bits, spp, format, photometric;
   };
   const Case cases[] = {
-      {"c5.tif", "5 samples per pixel", 8, 5, 1, 1},      {"c40.tif", "40 samples per pixel", 16, 40, 1, 1},
-      {"i16.tif", "signed integer", 16, 1, 2, 1},         {"f64.tif", "floating-point samples of 64 bits", 64, 1, 3, 1},
-      {"u32.tif", "32-bit samples", 32, 1, 1, 1},         {"u12.tif", "12-bit samples", 12, 1, 1, 1},
-      {"u64.tif", "64-bit samples", 64, 1, 1, 1},         {"cmyk.tif", "Photometric 5", 8, 4, 1, 5},
+      {"c5.tif", "5 samples per pixel", 8, 5, 1, 1}, {"c40.tif", "40 samples per pixel", 16, 40, 1, 1},
+      {"i16.tif", "signed integer", 16, 1, 2, 1},    {"f64.tif", "floating-point samples of 64 bits", 64, 1, 3, 1},
+      {"u32.tif", "32-bit samples", 32, 1, 1, 1},    {"u12.tif", "12-bit samples", 12, 1, 1, 1},
+      {"u64.tif", "64-bit samples", 64, 1, 1, 1},    {"cmyk.tif", "Photometric 5", 8, 4, 1, 5},
   };
   for (const Case& c : cases) {
     test::RawIfd d;
@@ -227,7 +229,8 @@ TEST_F(Hardening, DamagedVendorSlidesNeverReachOpenSlide) {
     l0.width = 1024, l0.height = 512;
     l0.tile_w = l0.tile_h = 256;
     l0.compression = compression;
-    l0.description = "Aperio Image Library v10.0.51\n1024x512 [0,0 1024x512] (256x256) JPEG/RGB Q=30|AppMag = 20|MPP = 0.5";
+    l0.description =
+        "Aperio Image Library v10.0.51\n1024x512 [0,0 1024x512] (256x256) JPEG/RGB Q=30|AppMag = 20|MPP = 0.5";
     l0.chunks.assign(8, std::string(64, '\0'));
     l0.counts.assign(8, count);
     test::RawIfd l1 = l0;
@@ -238,14 +241,15 @@ TEST_F(Hardening, DamagedVendorSlidesNeverReachOpenSlide) {
     return std::vector<test::RawIfd>{l0, l1};
   };
   const uint64_t tb67 = uint64_t{67} << 40;
-  test::write_raw_tiff(tmp_.file("bad.svs"), svs(7, tb67), true);             // JPEG tiles
-  test::write_raw_tiff(tmp_.file("bad-jp2k.svs"), svs(33005, tb67), true);    // JPEG 2000: goes to OpenSlide
-  test::write_raw_tiff(tmp_.file("bad-4g.svs"), svs(33005, 0xFFFFFFF0u));     // classic TIFF, 4 GB
+  test::write_raw_tiff(tmp_.file("bad.svs"), svs(7, tb67), true);           // JPEG tiles
+  test::write_raw_tiff(tmp_.file("bad-jp2k.svs"), svs(33005, tb67), true);  // JPEG 2000: goes to OpenSlide
+  test::write_raw_tiff(tmp_.file("bad-4g.svs"), svs(33005, 0xFFFFFFF0u));   // classic TIFF, 4 GB
   // The reproduction still reproduces: OpenSlide alone dies on it.
   if (test::python_has("openslide")) {
-    const auto os = test::run({test::python(), "-c",
-                               "import openslide, sys\nopenslide.OpenSlide(sys.argv[1]).read_region((0, 0), 0, (64, 64))",
-                               tmp_.file("bad.svs")});
+    const auto os =
+        test::run({test::python(), "-c",
+                   "import openslide, sys\nopenslide.OpenSlide(sys.argv[1]).read_region((0, 0), 0, (64, 64))",
+                   tmp_.file("bad.svs")});
     EXPECT_GE(os.exit_code, 128) << "OpenSlide no longer aborts on this file: " << os.err;
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
@@ -304,7 +308,7 @@ TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
       {"filter", "canny", gray, out, "--low", "20", "--high", "60"},
       {"filter", "threshold", gray, out, "--otsu"},
       {"filter", "hed", rgb, out, "--tile", "128"},  // float32 x 3 results
-      {"edt", gray, out, "--tile", "128"},  // float32 results
+      {"edt", gray, out, "--tile", "128"},           // float32 results
       {"fill-holes", gray, out},
       {"hdome", gray, out, "--h", "20"},
       {"reconstruct", gray, gray, out},

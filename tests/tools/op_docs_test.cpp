@@ -1,8 +1,8 @@
 // The registry is the one declaration of every op: the docs' options tables
 // must be exactly what it says (`tilewave ops --markdown` prints them), and
 // every op must be documented somewhere in docs/ops/.
-#include <gtest/gtest.h>
 #include <dirent.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
@@ -31,7 +31,8 @@ std::map<std::string, std::string> doc_tables() {
       const size_t name_end = text.find(" -->\n", at);
       const size_t end = text.find(close, at);
       if (name_end == std::string::npos || end == std::string::npos) break;
-      tables[text.substr(at + open.size(), name_end - at - open.size())] = text.substr(name_end + 5, end - name_end - 5);
+      tables[text.substr(at + open.size(), name_end - at - open.size())] =
+          text.substr(name_end + 5, end - name_end - 5);
     }
   }
   closedir(d);
@@ -44,13 +45,15 @@ TEST(OpDocs, OptionsTablesAreTheRegistrys) {
     const auto it = tables.find(op->name);
     if (it == tables.end()) {
       ADD_FAILURE() << "docs/ops/ has no options table for '" << op->name << "'; add:\n<!-- options: " << op->name
-                    << " -->\n" << params_markdown(*op) << "<!-- /options -->";
+                    << " -->\n"
+                    << params_markdown(*op) << "<!-- /options -->";
       continue;
     }
     EXPECT_EQ(it->second, params_markdown(*op)) << "docs/ops/ table of '" << op->name << "' differs from the registry "
-                                                 << "(tilewave ops --markdown prints it)";
+                                                << "(tilewave ops --markdown prints it)";
   }
-  for (const auto& [name, table] : tables) EXPECT_NE(op_registry().find(name), nullptr) << "docs name an op '" << name << "' that is not registered";
+  for (const auto& [name, table] : tables)
+    EXPECT_NE(op_registry().find(name), nullptr) << "docs name an op '" << name << "' that is not registered";
 }
 
 TEST(OpDocs, EveryOpHasHelpAndAUniqueCommand) {

@@ -37,8 +37,8 @@ TEST(PyramidCli, LosslessLevelsMatchScipy) {
   test::TempDir tmp;
   for (const char* tile : {"64", "256"}) {
     const std::string out = tmp.file(std::string("p") + tile + ".tif");
-    const auto r = test::run_cli({"pyramid", "synthetic:1031x517", out, "--compression", "deflate", "--tile", tile,
-                                  "--min-size", "16"});
+    const auto r = test::run_cli(
+        {"pyramid", "synthetic:1031x517", out, "--compression", "deflate", "--tile", tile, "--min-size", "16"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto c = test::run_python(test::oracle("check_pyramid.py"), {out, "--pixels"});
     ASSERT_EQ(c.exit_code, 0) << c.err;
@@ -153,12 +153,12 @@ TEST(PyramidCli, OutOfCoreMemoryBound) {
     const char* input;
     const char* memory;
     size_t budget;
-  } cases[] = {{"synthetic:12000x8000", "32M", size_t{32} << 20},     // 288 MB of pixels, 9x the budget
+  } cases[] = {{"synthetic:12000x8000", "32M", size_t{32} << 20},    // 288 MB of pixels, 9x the budget
                {"synthetic:120000x1000", "16M", size_t{16} << 20}};  // one 256-row band is 92 MB: stripes
   for (const auto& c : cases) {
     const std::string out = tmp.file("big.tif");
-    const auto r = test::run_cli({"pyramid", c.input, out, "--memory", c.memory, "--quality", "70", "--report",
-                                  tmp.file("big.json")});
+    const auto r = test::run_cli(
+        {"pyramid", c.input, out, "--memory", c.memory, "--quality", "70", "--report", tmp.file("big.json")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     if (!test::kSanitizerBuild) {
       EXPECT_LE(r.peak_rss_bytes, c.budget + overhead)
@@ -181,9 +181,7 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
   test::TempDir tmp;
   const std::string good = tmp.file("good.tif");
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:600x400", good, "--min-size", "1000"}).exit_code, 0);
-  {
-    std::ofstream(tmp.file("notes.txt")) << "not an image\n";
-  }
+  { std::ofstream(tmp.file("notes.txt")) << "not an image\n"; }
   // A JPEG tile damaged in place.
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:600x400", tmp.file("bad.tif"), "--min-size", "1000"}).exit_code, 0);
   {
@@ -245,7 +243,8 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
   // Without a GPU, asking for one is a clear error (with one, it would run).
   std::vector<BadCase> all = cases;
   if (cuda_devices().empty())
-    all.push_back({"cuda without a GPU", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda"}, "--device cuda", 1});
+    all.push_back(
+        {"cuda without a GPU", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda"}, "--device cuda", 1});
   else
     all.push_back({"cuda device 99", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda:99"}, "cuda:99", 1});
   for (const auto& c : all) {

@@ -34,8 +34,9 @@ class WavefrontCli : public ::testing::Test {
   Image oracle_reconstruct(const Image& seed, const Image& mask, const char* method, int conn) {
     test::save_npy(tmp.file("s.npy"), seed.view());
     test::save_npy(tmp.file("m.npy"), mask.view());
-    const auto r = test::run_python(test::oracle("morph_oracle.py"), {"reconstruct", tmp.file("s.npy"), tmp.file("m.npy"),
-                                                                      method, std::to_string(conn), tmp.file("o.npy")});
+    const auto r = test::run_python(
+        test::oracle("morph_oracle.py"),
+        {"reconstruct", tmp.file("s.npy"), tmp.file("m.npy"), method, std::to_string(conn), tmp.file("o.npy")});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return test::load_npy(tmp.file("o.npy"));
   }
@@ -46,7 +47,8 @@ class WavefrontCli : public ::testing::Test {
 TEST_F(WavefrontCli, ReconstructMatchesScikitImage) {
   Image seed = copy_of(ihc);
   for (int64_t y = 0; y < 512; ++y)
-    for (int64_t x = 0; x < 512; ++x) seed.ptr<uint8_t>(x, y)[0] = uint8_t(std::max(0, seed.ptr<uint8_t>(x, y)[0] - 25));
+    for (int64_t x = 0; x < 512; ++x)
+      seed.ptr<uint8_t>(x, y)[0] = uint8_t(std::max(0, seed.ptr<uint8_t>(x, y)[0] - 25));
   test::write_tiff(tmp.file("seed.tif"), seed.view(), lossless(32));
   for (int conn : {4, 8}) {
     const auto r = test::run_cli({"reconstruct", tmp.file("seed.tif"), tmp.file("ihc.tif"), tmp.file("r.tif"), "--tile",
@@ -67,14 +69,15 @@ TEST_F(WavefrontCli, FillHolesMatchesScipy) {
   test::write_tiff(tmp.file("bin.tif"), bin.view(), lossless());
   test::save_npy(tmp.file("bin.npy"), bin.view());
   for (int conn : {4, 8}) {
-    const auto r = test::run_cli({"fill-holes", tmp.file("bin.tif"), tmp.file("f.tif"), "--tile", "64", "--connectivity",
-                                  std::to_string(conn)});
+    const auto r = test::run_cli(
+        {"fill-holes", tmp.file("bin.tif"), tmp.file("f.tif"), "--tile", "64", "--connectivity", std::to_string(conn)});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ASSERT_EQ(test::run_python(test::oracle("morph_oracle.py"),
                                {"fill_holes", tmp.file("bin.npy"), std::to_string(conn), tmp.file("fh.npy")})
                   .exit_code,
               0);
-    EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("f.tif"), 0).view(), test::load_npy(tmp.file("fh.npy")).view()),
+    EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("f.tif"), 0).view(),
+                                test::load_npy(tmp.file("fh.npy")).view()),
               "")
         << "conn " << conn;
   }
@@ -114,8 +117,8 @@ TEST(WavefrontOutOfCore, HdomeLargerThanBudget) {
   // A sanitizer build checks no RSS bound, so an image twice the budget
   // (it still spills) does, in a quarter of the time.
   const std::string slide = test::kSanitizerBuild ? "synthetic:3000x3000,gray" : "synthetic:6000x6000,gray";
-  const auto big = test::run_cli({"hdome", slide, tmp.file("a.tif"), "--h", "20", "--memory", "4M",
-                                  "--report", tmp.file("a.json")});
+  const auto big =
+      test::run_cli({"hdome", slide, tmp.file("a.tif"), "--h", "20", "--memory", "4M", "--report", tmp.file("a.json")});
   ASSERT_EQ(big.exit_code, 0) << big.err;
   if (!test::kSanitizerBuild) {
     EXPECT_LE(big.peak_rss_bytes, (size_t{4} << 20) + overhead)
@@ -167,7 +170,8 @@ TEST(WavefrontBadInput, OneLineNothingLeft) {
     EXPECT_EQ(tmp.list().size(), before) << "left files behind: " << c.fragment;
   }
   // --clip makes the same inputs valid.
-  EXPECT_EQ(test::run_cli({"reconstruct", tmp.file("a.tif"), tmp.file("b.tif"), tmp.file("out.tif"), "--clip"}).exit_code, 0);
+  EXPECT_EQ(
+      test::run_cli({"reconstruct", tmp.file("a.tif"), tmp.file("b.tif"), tmp.file("out.tif"), "--clip"}).exit_code, 0);
 }
 
 }  // namespace

@@ -27,8 +27,6 @@ using bench::npp_context;
 
 namespace {
 
-
-
 template <class T>
 T* device_alloc(size_t n) {
   T* p = nullptr;
@@ -49,8 +47,10 @@ void run(const char* name, int64_t n) {
   ws.w = n;
   ws.plan = edt_gpu::plan_rows(n, n, 0);
   ws.below = device_alloc<int32_t>(px), ws.g = device_alloc<int32_t>(px);
-  ws.seg_a = device_alloc<int32_t>(static_cast<size_t>(nseg * n)), ws.seg_b = device_alloc<int32_t>(static_cast<size_t>(nseg * n));
-  ws.carry_down = device_alloc<int32_t>(static_cast<size_t>(n)), ws.carry_up = device_alloc<int32_t>(static_cast<size_t>(n));
+  ws.seg_a = device_alloc<int32_t>(static_cast<size_t>(nseg * n)),
+  ws.seg_b = device_alloc<int32_t>(static_cast<size_t>(nseg * n));
+  ws.carry_down = device_alloc<int32_t>(static_cast<size_t>(n)),
+  ws.carry_up = device_alloc<int32_t>(static_cast<size_t>(n));
   if (!ws.plan.in_shared) ws.scratch = device_alloc<int32_t>(ws.plan.scratch_blocks * ws.plan.row_bytes / 4);
   float* ours = nullptr;
   const double t_ours = median_ms([&] {
@@ -91,14 +91,15 @@ void run(const char* name, int64_t n) {
     if (d > 1e-3) ++off;
     worst = std::max(worst, d);
   }
-  std::printf("%-20s %6lld  ours %7.3f ms (pass 1 %.3f, pass 2 %.3f)  npp %7.3f ms (status %d)  ours/npp %.2f  "
-              "npp off by >1e-3: %lld px (%.4f%%), worst %.3f\n",
-              name, static_cast<long long>(n), t_ours, t_pass1, t_pass2, t_npp, int(st), t_ours / t_npp,
-              static_cast<long long>(off), 100.0 * off / px, worst);
-  for (void* p : {static_cast<void*>(fg), static_cast<void*>(ws.below), static_cast<void*>(ws.g),
-                  static_cast<void*>(ws.seg_a), static_cast<void*>(ws.seg_b), static_cast<void*>(ws.carry_down),
-                  static_cast<void*>(ws.carry_up), static_cast<void*>(ws.scratch), static_cast<void*>(buf),
-                  static_cast<void*>(npp_out)})
+  std::printf(
+      "%-20s %6lld  ours %7.3f ms (pass 1 %.3f, pass 2 %.3f)  npp %7.3f ms (status %d)  ours/npp %.2f  "
+      "npp off by >1e-3: %lld px (%.4f%%), worst %.3f\n",
+      name, static_cast<long long>(n), t_ours, t_pass1, t_pass2, t_npp, int(st), t_ours / t_npp,
+      static_cast<long long>(off), 100.0 * off / px, worst);
+  for (void* p :
+       {static_cast<void*>(fg), static_cast<void*>(ws.below), static_cast<void*>(ws.g), static_cast<void*>(ws.seg_a),
+        static_cast<void*>(ws.seg_b), static_cast<void*>(ws.carry_down), static_cast<void*>(ws.carry_up),
+        static_cast<void*>(ws.scratch), static_cast<void*>(buf), static_cast<void*>(npp_out)})
     cudaFree(p);
 }
 

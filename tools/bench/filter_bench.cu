@@ -30,7 +30,6 @@ using namespace tw::ops::cuda_detail;
 
 namespace {
 
-
 // Nuclei-like 8-bit content: dark discs of radius 3..12 on a bright ground,
 // with noise, so that Canny finds many closed edges.
 std::vector<uint8_t> content(int64_t n) {
@@ -81,8 +80,8 @@ void run_size(int64_t n) {
   TW_CUDA_CHECK(cudaMemcpy(d_src, host.data(), np, cudaMemcpyHostToDevice));
   const int w = static_cast<int>(n);
   auto gauss = [&] {
-    separable_rows<ops::Gaussian<1>><<<dim3(blocks(w, 128), static_cast<unsigned>(hn)), 128>>>(taps, R, d_halo, d_mid, w,
-                                                                                               static_cast<int>(hn));
+    separable_rows<ops::Gaussian<1>>
+        <<<dim3(blocks(w, 128), static_cast<unsigned>(hn)), 128>>>(taps, R, d_halo, d_mid, w, static_cast<int>(hn));
     separable_cols<ops::Gaussian<1>><<<dim3(blocks(w, 128), w), 128>>>(g, taps, R, d_mid, d_dst, w, w);
   };
   const double ours = median_ms(gauss);
@@ -120,12 +119,10 @@ void run_size(int64_t n) {
   TW_CUDA_CHECK(cudaMemcpy(smoothed.data(), d_dst, np, cudaMemcpyDeviceToHost));
   for (int64_t y = 0; y < hn2; ++y)
     for (int64_t x = 0; x < hn2; ++x)
-      h2[static_cast<size_t>(y * hn2 + x)] =
-          smoothed[static_cast<size_t>(std::clamp<int64_t>(y - 2, 0, n - 1) * n + std::clamp<int64_t>(x - 2, 0, n - 1))];
+      h2[static_cast<size_t>(y * hn2 + x)] = smoothed[static_cast<size_t>(std::clamp<int64_t>(y - 2, 0, n - 1) * n +
+                                                                          std::clamp<int64_t>(x - 2, 0, n - 1))];
   TW_CUDA_CHECK(cudaMemcpy(d_halo2, h2.data(), hn2 * hn2, cudaMemcpyHostToDevice));
-  const double t_nms = median_ms([&] {
-    launch_neighborhood(nms, d_halo2, d_nms, w, w, 2, 0, 0, n, n, 0);
-  });
+  const double t_nms = median_ms([&] { launch_neighborhood(nms, d_halo2, d_nms, w, w, 2, 0, 0, n, n, 0); });
   // With copies: the smoothed image (with its halo) up, the classes down,
   // from and to pinned memory, as a GPU op source moves them.
   uint8_t *p_in2, *p_cls, *p_sm;
@@ -140,8 +137,8 @@ void run_size(int64_t n) {
     cudaMemcpyAsync(p_cls, d_nms, np, cudaMemcpyDeviceToHost, 0);
   });
   const double t_nms_functor = median_ms([&] {
-    neighborhood_kernel<ops::CannyNms><<<dim3(blocks(w, 32), blocks(w, 8)), dim3(32, 8)>>>(nms, d_halo2, d_nms, w, w,
-                                                                                          2, 0, 0, n, n);
+    neighborhood_kernel<ops::CannyNms>
+        <<<dim3(blocks(w, 32), blocks(w, 8)), dim3(32, 8)>>>(nms, d_halo2, d_nms, w, w, 2, 0, 0, n, n);
   });
   // Hysteresis: one GPU tile of the reconstruction (marker: strong pixels,
   // mask: the candidates), timed by the rule's own kernel clock (from the
@@ -170,7 +167,9 @@ void run_size(int64_t n) {
       reset_marker();
       st = {};
       rule.propagate(j.view(), i.view(), core);
-      if (rep) t.push_back(st.kernel_seconds * 1e3), tc.push_back((st.kernel_seconds + st.transfer_seconds + st.host_seconds) * 1e3);
+      if (rep)
+        t.push_back(st.kernel_seconds * 1e3),
+            tc.push_back((st.kernel_seconds + st.transfer_seconds + st.host_seconds) * 1e3);
     }
     std::sort(t.begin(), t.end());
     std::sort(tc.begin(), tc.end());
@@ -187,11 +186,12 @@ void run_size(int64_t n) {
       edges += j.ptr<uint8_t>(x, y)[0] != 0;
       mismatch += j.ptr<uint8_t>(x, y)[0] != general.ptr<uint8_t>(x, y)[0];
     }
-  std::printf("| %lld^2 | Canny (NMS %.3f ms [functor %.3f ms], hysteresis %.3f ms, %lld megapixel visits [general "
-              "kernel %.3f ms, %lld visits, %lld pixels differ]) | %.3f ms | %.3f ms |",
-              static_cast<long long>(n), t_nms, t_nms_functor, t_hyst, static_cast<long long>(st.megapixel_visits),
-              t_general, static_cast<long long>(st_general.megapixel_visits), static_cast<long long>(mismatch),
-              t_nms + t_hyst, t_nms_copies + t_hyst_copies);
+  std::printf(
+      "| %lld^2 | Canny (NMS %.3f ms [functor %.3f ms], hysteresis %.3f ms, %lld megapixel visits [general "
+      "kernel %.3f ms, %lld visits, %lld pixels differ]) | %.3f ms | %.3f ms |",
+      static_cast<long long>(n), t_nms, t_nms_functor, t_hyst, static_cast<long long>(st.megapixel_visits), t_general,
+      static_cast<long long>(st_general.megapixel_visits), static_cast<long long>(mismatch), t_nms + t_hyst,
+      t_nms_copies + t_hyst_copies);
 #ifdef TW_BENCH_HAVE_NPP
   int bytes = 0;
   const NppStatus qs = nppiFilterCannyBorderGetBufferSize(size, &bytes);
@@ -218,8 +218,8 @@ void run_size(int64_t n) {
       both += ne[static_cast<size_t>(k)] != 0 && j.ptr<uint8_t>(k % n, k / n)[0] != 0;
     }
     std::printf(" %.3f ms | %.3f ms | %.2f | edges: ours %lld, NPP %lld, both %lld\n", npp, npp_copies,
-                (t_nms + t_hyst) / npp,
-                static_cast<long long>(edges), static_cast<long long>(npp_edges), static_cast<long long>(both));
+                (t_nms + t_hyst) / npp, static_cast<long long>(edges), static_cast<long long>(npp_edges),
+                static_cast<long long>(both));
     cudaFree(buf);
   }
 #else
@@ -233,8 +233,9 @@ void run_size(int64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("| size | op | Tilewave kernel | Tilewave with copies | NPP kernel | NPP with copies | ratio |\n"
-              "| --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf(
+      "| size | op | Tilewave kernel | Tilewave with copies | NPP kernel | NPP with copies | ratio |\n"
+      "| --- | --- | --- | --- | --- | --- | --- |\n");
   std::vector<int64_t> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoll(argv[i]));
   if (sizes.empty()) sizes = {8192, 16384};

@@ -23,8 +23,9 @@ using bench::median_ms;
 
 namespace {
 
-
-size_t pitch_of(int64_t w) { return (static_cast<size_t>(w) * 3 + 255) & ~size_t{255}; }
+size_t pitch_of(int64_t w) {
+  return (static_cast<size_t>(w) * 3 + 255) & ~size_t{255};
+}
 
 // One level of Tilewave's REDUCE over the whole image (all rows held).
 void ours(const uint8_t* in, size_t in_pitch, int64_t w, int64_t h, uint8_t* out, size_t out_pitch, int64_t y0,
@@ -106,16 +107,20 @@ int main(int argc, char** argv) {
               dst.width, dst.height);
 
   // With copies: upload level 0, reduce, download level 1.
-  const double c_serial = median_ms([&] {
-    cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0);
-    ours(d[0], pitch[0], W, H, d[1], pitch[1], 0, lh[1], 0);
-    cudaMemcpyAsync(hbuf[1], d[1], pitch[1] * lh[1], cudaMemcpyDeviceToHost, 0);
-  }, 7);
-  const double n_serial = median_ms([&] {
-    cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0);
-    npp_level(d[0], pitch[0], W, H, d[1], pitch[1]);
-    cudaMemcpyAsync(hbuf[1], d[1], pitch[1] * lh[1], cudaMemcpyDeviceToHost, 0);
-  }, 7);
+  const double c_serial = median_ms(
+      [&] {
+        cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0);
+        ours(d[0], pitch[0], W, H, d[1], pitch[1], 0, lh[1], 0);
+        cudaMemcpyAsync(hbuf[1], d[1], pitch[1] * lh[1], cudaMemcpyDeviceToHost, 0);
+      },
+      7);
+  const double n_serial = median_ms(
+      [&] {
+        cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0);
+        npp_level(d[0], pitch[0], W, H, d[1], pitch[1]);
+        cudaMemcpyAsync(hbuf[1], d[1], pitch[1] * lh[1], cudaMemcpyDeviceToHost, 0);
+      },
+      7);
   // Streamed: strips of rows on two streams, each strip's upload overlapping
   // the previous strip's kernel and download (what the pyramid job does).
   cudaStream_t s[2];
@@ -151,11 +156,16 @@ int main(int argc, char** argv) {
     cudaStreamSynchronize(s[1]);
   };
   const double c_stream = median_ms([&] { streamed(2, true); }, 7);
-  const double h2d_only = median_ms([&] { cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0); }, 7);
-  std::printf("\none level, with copies (upload %.0f MB, download %.0f MB)\n", pitch[0] * H / 1e6, pitch[1] * lh[1] / 1e6);
-  std::printf("  tilewave, one stream:        %.2f ms\n  tilewave, 16 strips streamed: %.2f ms\n  NPP, one stream:             %.2f ms\n",
-              c_serial, c_stream, n_serial);
-  std::printf("  the upload alone:            %.2f ms (%.1f GB/s): the PCIe floor\n", h2d_only, pitch[0] * H / (h2d_only * 1e-3) / 1e9);
+  const double h2d_only =
+      median_ms([&] { cudaMemcpyAsync(d[0], hbuf[0], pitch[0] * H, cudaMemcpyHostToDevice, 0); }, 7);
+  std::printf("\none level, with copies (upload %.0f MB, download %.0f MB)\n", pitch[0] * H / 1e6,
+              pitch[1] * lh[1] / 1e6);
+  std::printf(
+      "  tilewave, one stream:        %.2f ms\n  tilewave, 16 strips streamed: %.2f ms\n  NPP, one stream:             "
+      "%.2f ms\n",
+      c_serial, c_stream, n_serial);
+  std::printf("  the upload alone:            %.2f ms (%.1f GB/s): the PCIe floor\n", h2d_only,
+              pitch[0] * H / (h2d_only * 1e-3) / 1e9);
 
   const double k7 = median_ms([&] {
     for (int l = 1; l < levels; ++l) ours(d[l - 1], pitch[l - 1], lw[l - 1], lh[l - 1], d[l], pitch[l], 0, lh[l], 0);

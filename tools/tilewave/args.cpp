@@ -68,8 +68,7 @@ int64_t Args::integer(const std::string& name, int64_t fallback, int64_t lo, int
   char* end = nullptr;
   errno = 0;
   const long long n = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != 0 || errno == ERANGE)
-    throw UsageError("--" + name + " '" + v + "' is not an integer");
+  if (v.empty() || *end != 0 || errno == ERANGE) throw UsageError("--" + name + " '" + v + "' is not an integer");
   if (n < lo || n > hi)
     throw UsageError("--" + name + " " + v + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
   return n;
@@ -103,8 +102,10 @@ std::string Args::options_help() const {
   std::string out;
   for (const auto& s : specs_) {
     std::string left = "  --" + s.name + (s.value.empty() ? "" : " " + s.value);
-    if (left.size() < 28) left.resize(28, ' ');
-    else left += "\n" + std::string(28, ' ');
+    if (left.size() < 28)
+      left.resize(28, ' ');
+    else
+      left += "\n" + std::string(28, ' ');
     out += left + s.help + "\n";
   }
   return out;

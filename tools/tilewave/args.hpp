@@ -20,7 +20,7 @@ class UsageError : public ParamError {
 };
 
 struct OptionSpec {
-  std::string name;  // without the leading "--"
+  std::string name;   // without the leading "--"
   std::string value;  // placeholder ("N", "FILE"); empty for a flag
   std::string help;
 };
@@ -48,16 +48,15 @@ class Args {
 struct CommonOptions {
   int64_t tile = 256;
   size_t memory = size_t{1} << 30;
-  int threads = 0;  // 0: all cores
-  Backend backend;          // --device: auto (the default), cpu, cuda, cuda:N
-  size_t gpu_memory = 0;    // --gpu-memory; 0: half the device's free memory
-  std::string report;  // --report FILE.json
+  int threads = 0;        // 0: all cores
+  Backend backend;        // --device: auto (the default), cpu, cuda, cuda:N
+  size_t gpu_memory = 0;  // --gpu-memory; 0: half the device's free memory
+  std::string report;     // --report FILE.json
 };
 
 std::vector<OptionSpec> common_option_specs();
 // defer_device: a CUDA choice may come back pending (Backend::pending), for
 // jobs that start on the CPU while CUDA starts up.
 CommonOptions parse_common(const Args& a, bool defer_device = false);
-
 
 }  // namespace tw::cli

@@ -20,7 +20,8 @@ int cmd_devices(int argc, char** argv) {
   if (devs.empty()) std::printf("cuda: none (%s)\n", cuda_unavailable_reason().c_str());
   for (const auto& d : devs)
     std::printf("cuda:%d: %s, sm_%d%d, %d multiprocessors, %s (%s free)\n", d.index, d.name.c_str(), d.sm_major,
-                d.sm_minor, d.multiprocessors, format_bytes(d.memory_bytes).c_str(), format_bytes(d.free_bytes).c_str());
+                d.sm_minor, d.multiprocessors, format_bytes(d.memory_bytes).c_str(),
+                format_bytes(d.free_bytes).c_str());
   return 0;
 }
 

@@ -27,8 +27,9 @@ void print_text(const SourceInfo& in) {
     const LevelInfo& li = in.levels[l];
     std::string unit = "-";
     if (li.tile_w > 0)
-      unit = (li.tile_w == li.width && li.tile_h < li.height ? "strips of " + std::to_string(li.tile_h) + " rows"
-                                                            : "tiles " + std::to_string(li.tile_w) + "x" + std::to_string(li.tile_h));
+      unit = (li.tile_w == li.width && li.tile_h < li.height
+                  ? "strips of " + std::to_string(li.tile_h) + " rows"
+                  : "tiles " + std::to_string(li.tile_w) + "x" + std::to_string(li.tile_h));
     std::snprintf(buf, sizeof buf, "  level %zu: %lld x %lld  downsample %.4g  %s  %s", l,
                   static_cast<long long>(li.width), static_cast<long long>(li.height), li.downsample, unit.c_str(),
                   li.compression.c_str());
@@ -55,10 +56,16 @@ void print_json(const SourceInfo& in) {
   for (const auto& a : in.associated) assoc.push_back({{"name", a.name}, {"width", a.width}, {"height", a.height}});
   nlohmann::json props = nlohmann::json::object();
   for (const auto& [k, v] : in.properties) props[k] = v;
-  const nlohmann::json o = {{"file", in.path},     {"format", in.format},   {"vendor", in.vendor},
-                            {"sample", sample_name(in.fmt.type)},             {"channels", in.fmt.channels},
-                            {"mpp_x", in.mpp_x},   {"mpp_y", in.mpp_y},     {"levels", levels},
-                            {"associated", assoc}, {"properties", props}};
+  const nlohmann::json o = {{"file", in.path},
+                            {"format", in.format},
+                            {"vendor", in.vendor},
+                            {"sample", sample_name(in.fmt.type)},
+                            {"channels", in.fmt.channels},
+                            {"mpp_x", in.mpp_x},
+                            {"mpp_y", in.mpp_y},
+                            {"levels", levels},
+                            {"associated", assoc},
+                            {"properties", props}};
   std::cout << dump_json(o) << "\n";
 }
 
@@ -75,8 +82,10 @@ int cmd_info(int argc, char** argv) {
   }
   if (a.positional().size() != 1) throw UsageError("info takes one INPUT (see tilewave info --help)");
   const SourcePtr src = open_source(a.positional()[0], parse_reader(a.str("reader", "auto")));
-  if (a.has("json")) print_json(src->info());
-  else print_text(src->info());
+  if (a.has("json"))
+    print_json(src->info());
+  else
+    print_text(src->info());
   return 0;
 }
 

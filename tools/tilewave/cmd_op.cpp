@@ -22,7 +22,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 std::string words(const OpDef& op) {
   std::string s;
@@ -30,7 +32,9 @@ std::string words(const OpDef& op) {
   return s;
 }
 
-bool writes_image(const OpDef& op) { return op.category != OpCategory::kReduction; }
+bool writes_image(const OpDef& op) {
+  return op.category != OpCategory::kReduction;
+}
 
 std::vector<OptionSpec> option_specs(const OpDef& op) {
   std::vector<OptionSpec> s;
@@ -65,7 +69,8 @@ int run_op_command(const OpDef& op, int argc, char** argv, int first) {
   }
   CommonOptions common = parse_common(a);
   std::optional<tbb::global_control> threads;
-  if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
+  if (common.threads > 0)
+    threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
   const auto& pos = a.positional();
   if (pos.size() != op.inputs.size() + (writes_image(op) ? 1 : 0))
     throw UsageError(words(op) + " takes" + arguments(op) + " (see --help)");
@@ -125,8 +130,10 @@ int cmd_filter(int argc, char** argv) {
         "op's options.\n\nops:\n";
     for (const OpDef* op : family) {
       std::string left = "  " + op->name + (op->usage.empty() ? "" : " " + op->usage);
-      if (left.size() < 32) left.resize(32, ' ');
-      else left += "\n" + std::string(32, ' ');
+      if (left.size() < 32)
+        left.resize(32, ' ');
+      else
+        left += "\n" + std::string(32, ' ');
       text += left + op->summary + "\n";
     }
     if (!sub.empty()) {

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "engine/memory.hpp"
-#include "jobs/pyramid/pyramid_job.hpp"
 #include "io/open_source.hpp"
+#include "jobs/pyramid/pyramid_job.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
 #include "tools/tilewave/output.hpp"
@@ -61,13 +61,15 @@ int cmd_pyramid(int argc, char** argv) {
   CommonOptions common = parse_common(a, /*defer_device=*/true);
   const auto& pos = a.positional();
   if (pos.size() == 1) throw UsageError("pyramid needs an OUTPUT.tif after INPUT (see tilewave pyramid --help)");
-  if (pos.size() > 2) throw UsageError("pyramid takes INPUT and OUTPUT.tif, not " + std::to_string(pos.size()) + " arguments");
+  if (pos.size() > 2)
+    throw UsageError("pyramid takes INPUT and OUTPUT.tif, not " + std::to_string(pos.size()) + " arguments");
   const bool sample = pos.empty();
   const std::string input = sample ? kSampleInput : pos[0];
   const std::string output = sample ? kSampleOutput : pos[1];
 
   std::optional<tbb::global_control> threads;
-  if (common.threads > 0) threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
+  if (common.threads > 0)
+    threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
 
   check_paths(output, common, {input});
   const SourcePtr src = open_source(input, parse_reader(a.str("reader", "auto")));

@@ -33,8 +33,10 @@ std::string usage() {
     std::string left = "  " + op->command[0];
     for (const auto& in : op->inputs) left += " " + in;
     if (op->category != tw::OpCategory::kReduction) left += " OUT";
-    if (left.size() < 30) left.resize(30, ' ');
-    else left += "\n" + std::string(30, ' ');
+    if (left.size() < 30)
+      left.resize(30, ' ');
+    else
+      left += "\n" + std::string(30, ' ');
     u += left + op->summary + "\n";
   }
   u += "  filter OP INPUT OUT         image ops: " + filters + "\n";
@@ -91,6 +93,7 @@ int main(int argc, char** argv) {
   for (const std::string& w : tw::take_warnings())
     if (rc == 0) std::fprintf(stderr, "tilewave: warning: %s\n", w.c_str());
   tw::cuda_settle();
-  if (tw::trace_enabled()) tw::trace_record("exit", rc, std::chrono::steady_clock::now(), std::chrono::steady_clock::now());
+  if (tw::trace_enabled())
+    tw::trace_record("exit", rc, std::chrono::steady_clock::now(), std::chrono::steady_clock::now());
   return rc;
 }

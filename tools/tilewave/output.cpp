@@ -1,12 +1,11 @@
 #include "tools/tilewave/output.hpp"
 
-#include <cstdlib>
-
 #include <tbb/global_control.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -17,21 +16,21 @@
 #include "jobs/write_result.hpp"
 
 namespace tw::cli {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<OptionSpec> output_option_specs() {
   return {
-      {"compression", "C", "jpeg, deflate, zstd, lzw or none (default: jpeg for 8-bit gray/RGB images, "
-                           "deflate for op results and other pixel types)"},
+      {"compression", "C",
+       "jpeg, deflate, zstd, lzw or none (default: jpeg for 8-bit gray/RGB images, "
+       "deflate for op results and other pixel types)"},
       {"quality", "Q", "JPEG quality 1..100 (default 90)"},
       {"subsampling", "S", "JPEG chroma subsampling 420 or 444 (default 420, at any quality)"},
       {"level", "N", "deflate (1..12) or zstd (1..22) effort"},
       {"no-predictor", "", "no predictor for deflate/zstd/lzw"},
       {"min-size", "N", "pyramid levels until both sides are <= N pixels (default 256)"},
-      {"gpu-jpeg", "M", "auto, on or off: with --device cuda, decode passed-through JPEG tiles partly on the GPU "
-                        "(nvJPEG); auto does so when few CPU threads are available"},
+      {"gpu-jpeg", "M",
+       "auto, on or off: with --device cuda, decode passed-through JPEG tiles partly on the GPU "
+       "(nvJPEG); auto does so when few CPU threads are available"},
   };
 }
 
@@ -56,10 +55,14 @@ OutputResult write_output(const OutputRequest& req, const Args& a, const CommonO
   out.predictor = !a.has("no-predictor");
   out.min_size = a.integer("min-size", 256, 1, int64_t{1} << 31);
   const std::string gpu_jpeg = a.str("gpu-jpeg", "auto");
-  if (gpu_jpeg == "auto") out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kAuto;
-  else if (gpu_jpeg == "on") out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOn;
-  else if (gpu_jpeg == "off") out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOff;
-  else throw UsageError("--gpu-jpeg must be auto, on or off, not '" + gpu_jpeg + "'");
+  if (gpu_jpeg == "auto")
+    out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kAuto;
+  else if (gpu_jpeg == "on")
+    out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOn;
+  else if (gpu_jpeg == "off")
+    out.gpu_jpeg = PyramidJobOptions::GpuJpeg::kOff;
+  else
+    throw UsageError("--gpu-jpeg must be auto, on or off, not '" + gpu_jpeg + "'");
   out.allow_passthrough = req.allow_passthrough && !a.has("recompress");
   out.copy_associated = req.copy_associated;
   // Test hook (tests/engine/pyramid_cuda_test.cpp): the GPU joins the pass at

@@ -2,11 +2,10 @@
 // Writing a command's result: any TileSource becomes a tiled pyramidal
 // BigTIFF (the writer of `tilewave pyramid`), so every result opens in a
 // viewer. Shared by every command that writes an image.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/exec_context.hpp"
 #include "jobs/pyramid/pyramid_job.hpp"
@@ -20,7 +19,7 @@ std::vector<OptionSpec> output_option_specs();
 struct OutputRequest {
   const TileSource* src = nullptr;
   std::string output;
-  std::string description;       // ImageDescription of level 0
+  std::string description;        // ImageDescription of level 0
   bool lossless_default = false;  // default deflate rather than JPEG (results of ops)
   bool allow_passthrough = false;
   bool copy_associated = false;

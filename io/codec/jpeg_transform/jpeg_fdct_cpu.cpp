@@ -1,8 +1,7 @@
-#include "io/codec/jpeg_transform/jpeg_fdct.hpp"
-
 #include <vector>
 
 #include "engine/error.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct.hpp"
 #include "io/codec/jpeg_transform/jpeg_fdct_math.hpp"
 
 namespace tw {
@@ -24,7 +23,8 @@ void jpeg_forward_tile(const ImageView& tile, const JpegCoefLayout& layout, cons
       }
       int Y, cb, cr;
       jfdct::rgb_to_ycc(p[3 * x], p[3 * x + 1], p[3 * x + 2], Y, cb, cr);
-      planes[0][i] = static_cast<uint8_t>(Y), planes[1][i] = static_cast<uint8_t>(cb), planes[2][i] = static_cast<uint8_t>(cr);
+      planes[0][i] = static_cast<uint8_t>(Y), planes[1][i] = static_cast<uint8_t>(cb),
+      planes[2][i] = static_cast<uint8_t>(cr);
     }
   }
   for (int c = 0; c < layout.components; ++c) {

@@ -1,6 +1,5 @@
-#include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
-
 #include "engine/cuda/cuda_check.hpp"
+#include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
 #include "io/codec/jpeg_transform/jpeg_fdct_math.hpp"
 
 namespace tw {

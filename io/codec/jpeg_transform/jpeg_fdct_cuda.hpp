@@ -21,11 +21,11 @@ struct JpegFdctLaunch {
   JpegCoefLayout layout;
   const uint8_t* band = nullptr;  // device pixels (layout.components channels), column 0 = tile 0's first
   size_t pitch = 0;
-  int64_t width = 0;              // valid columns
-  int64_t rows = 0;               // valid rows (<= layout.tile)
-  int tiles = 0;                  // tiles across
+  int64_t width = 0;                         // valid columns
+  int64_t rows = 0;                          // valid rows (<= layout.tile)
+  int tiles = 0;                             // tiles across
   const jfdct::Divisor* divisors = nullptr;  // device: 64 per component (jpeg_fdct_divisors)
-  int16_t* coefs = nullptr;       // device: tiles x layout.coefs_per_tile()
+  int16_t* coefs = nullptr;                  // device: tiles x layout.coefs_per_tile()
 };
 
 // The divisor table for quant (layout.quant_per_tile() values), to copy to the device.

@@ -22,9 +22,13 @@ TW_HD void rgb_to_ycc(int r, int g, int b, int& y, int& cb, int& cr) {
 }
 
 // jcsample.c's h2v2_downsample: bias 1 at even output columns, 2 at odd.
-TW_HD int average4(int a, int b, int c, int d, int out_col) { return (a + b + c + d + 1 + (out_col & 1)) >> 2; }
+TW_HD int average4(int a, int b, int c, int d, int out_col) {
+  return (a + b + c + d + 1 + (out_col & 1)) >> 2;
+}
 
-TW_HD long long descale(long long x, int n) { return (x + (1LL << (n - 1))) >> n; }
+TW_HD long long descale(long long x, int n) {
+  return (x + (1LL << (n - 1))) >> n;
+}
 
 // jfdctint.c's jpeg_fdct_islow on one row (stride 1) or column (stride 8)
 // of a 16-bit workspace. pass 1 leaves results scaled by 2^PASS1_BITS, pass

@@ -1,18 +1,18 @@
-#include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
-
 #include "engine/cuda/cuda_check.hpp"
+#include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
 
 namespace tw {
 namespace {
 
 // jidctint.c's constants: CONST_BITS 13, PASS1_BITS 2 for 8-bit samples.
 constexpr int kConstBits = 13, kPass1Bits = 2;
-constexpr long long kFix0_298631336 = 2446, kFix0_390180644 = 3196, kFix0_541196100 = 4433,
-                    kFix0_765366865 = 6270, kFix0_899976223 = 7373, kFix1_175875602 = 9633,
-                    kFix1_501321110 = 12299, kFix1_847759065 = 15137, kFix1_961570560 = 16069,
-                    kFix2_053119869 = 16819, kFix2_562915447 = 20995, kFix3_072711026 = 25172;
+constexpr long long kFix0_298631336 = 2446, kFix0_390180644 = 3196, kFix0_541196100 = 4433, kFix0_765366865 = 6270,
+                    kFix0_899976223 = 7373, kFix1_175875602 = 9633, kFix1_501321110 = 12299, kFix1_847759065 = 15137,
+                    kFix1_961570560 = 16069, kFix2_053119869 = 16819, kFix2_562915447 = 20995, kFix3_072711026 = 25172;
 
-__device__ __forceinline__ long long descale(long long x, int n) { return (x + (1LL << (n - 1))) >> n; }
+__device__ __forceinline__ long long descale(long long x, int n) {
+  return (x + (1LL << (n - 1))) >> n;
+}
 
 // jdmaster.c's post-IDCT range-limit table, as a function of the IDCT's
 // output v (sample - 128): the table is indexed by v & 1023, so values far
@@ -63,10 +63,10 @@ __device__ __forceinline__ void idct_1d(long long i0, long long i1, long long i2
 
 struct Geometry {
   int components;
-  int bw[3], bh[3];       // blocks across and down, per component
-  int boff[4];            // first block of each component within a tile
-  size_t poff[3];         // first byte of each component's plane within a tile's planes
-  size_t plane_bytes;     // per tile
+  int bw[3], bh[3];    // blocks across and down, per component
+  int boff[4];         // first block of each component within a tile
+  size_t poff[3];      // first byte of each component's plane within a tile's planes
+  size_t plane_bytes;  // per tile
 };
 
 Geometry geometry(const JpegCoefLayout& l) {
@@ -126,7 +126,9 @@ constexpr long long kCbB = static_cast<long long>(1.77200 * 65536.0 + 0.5);
 constexpr long long kCrG = static_cast<long long>(0.71414 * 65536.0 + 0.5);
 constexpr long long kCbG = static_cast<long long>(0.34414 * 65536.0 + 0.5);
 
-__device__ __forceinline__ uint8_t clamp255(int v) { return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v)); }
+__device__ __forceinline__ uint8_t clamp255(int v) {
+  return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
 
 // One thread per output pixel: upsample the chroma (jdsample.c's
 // h2v2_fancy_upsample: a triangle filter over the nearest chroma row and
@@ -175,7 +177,9 @@ __global__ void to_pixels(Geometry g, int tile, const uint8_t* __restrict__ plan
 
 }  // namespace
 
-size_t jpeg_idct_plane_bytes(const JpegCoefLayout& layout) { return geometry(layout).plane_bytes; }
+size_t jpeg_idct_plane_bytes(const JpegCoefLayout& layout) {
+  return geometry(layout).plane_bytes;
+}
 
 void jpeg_idct_cuda(const JpegIdctLaunch& a, cudaStream_t stream) {
   if (a.tiles <= 0 || a.rows <= 0 || a.out_w <= 0) return;
@@ -183,13 +187,13 @@ void jpeg_idct_cuda(const JpegIdctLaunch& a, cudaStream_t stream) {
   const long long blocks = static_cast<long long>(a.tiles) * g.boff[g.components];
   const int threads = 128;
   idct_blocks<<<static_cast<unsigned>((blocks + threads - 1) / threads), threads, 0, stream>>>(g, a.tiles, a.coefs,
-                                                                                            a.quant, a.planes);
+                                                                                               a.quant, a.planes);
   TW_CUDA_CHECK_LAUNCH();
   const dim3 block(64, 4);
   const dim3 grid(static_cast<unsigned>((a.out_w + block.x - 1) / block.x),
                   static_cast<unsigned>((a.rows + block.y - 1) / block.y));
   to_pixels<<<grid, block, 0, stream>>>(g, static_cast<int>(a.layout.tile), a.planes, a.out, a.out_pitch, a.out_w,
-                                         static_cast<int>(a.rows), a.layout.h_samp == 2);
+                                        static_cast<int>(a.rows), a.layout.h_samp == 2);
   TW_CUDA_CHECK_LAUNCH();
 }
 

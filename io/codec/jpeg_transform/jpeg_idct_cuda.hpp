@@ -17,14 +17,14 @@ namespace tw {
 
 struct JpegIdctLaunch {
   JpegCoefLayout layout;
-  int tiles = 0;                     // side by side, tile i's pixels from column i * layout.tile
-  const int16_t* coefs = nullptr;    // tiles x layout.coefs_per_tile(), device
-  const uint16_t* quant = nullptr;   // tiles x layout.quant_per_tile(), device
-  uint8_t* planes = nullptr;         // scratch: tiles x jpeg_idct_plane_bytes(layout), device
-  uint8_t* out = nullptr;            // pixels (layout.components channels), device
+  int tiles = 0;                    // side by side, tile i's pixels from column i * layout.tile
+  const int16_t* coefs = nullptr;   // tiles x layout.coefs_per_tile(), device
+  const uint16_t* quant = nullptr;  // tiles x layout.quant_per_tile(), device
+  uint8_t* planes = nullptr;        // scratch: tiles x jpeg_idct_plane_bytes(layout), device
+  uint8_t* out = nullptr;           // pixels (layout.components channels), device
   size_t out_pitch = 0;
-  int64_t out_w = 0;                 // columns to write (the band's width: edge tiles are clipped)
-  int64_t rows = 0;                  // rows to write (<= layout.tile)
+  int64_t out_w = 0;  // columns to write (the band's width: edge tiles are clipped)
+  int64_t rows = 0;   // rows to write (<= layout.tile)
 };
 
 // Device scratch each tile needs for its decoded component planes.

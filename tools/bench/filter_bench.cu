@@ -8,7 +8,8 @@
 //        kernels/reconstruct/reconstruct_cuda.cu kernels/gaussian/gaussian.cpp engine/cuda/resources.cpp \
 //        engine/image.cpp engine/pixel.cpp engine/geometry.cpp engine/error.cpp \
 //        engine/cuda/device.cu kernels/reconstruct/reconstruct_cpu.cpp kernels/reconstruct/reconstruct_binary_cuda.cu \
-//        kernels/canny/canny_nms_cuda.cu kernels/reconstruct/bit_planes.cpp -lnppif -lnppc -ltbb -o filter_bench
+//        kernels/canny/canny_nms_cuda.cu kernels/reconstruct/bit_planes.cpp engine/parallel.cpp \
+//        engine/memory.cpp engine/trace.cpp -lnppif -lnppc -ltbb -o filter_bench
 //   ./filter_bench [N...]
 #include <algorithm>
 #include <cstdio>

@@ -115,20 +115,34 @@ int run_op_command(const OpDef& op, int argc, char** argv, int first) {
   return 0;
 }
 
-int cmd_filter(int argc, char** argv) {
-  std::vector<const OpDef*> family;
+bool is_family(const std::string& word) {
   for (const auto& op : op_registry().all())
-    if (op->command.size() == 2 && op->command[0] == "filter") family.push_back(op.get());
+    if (op->command.size() == 2 && op->command[0] == word) return true;
+  return false;
+}
+
+// The words under a family's help: `filter` ops read one image; the others
+// say what they take in their own usage.
+std::string family_intro(const std::string& family) {
+  if (family == "filter")
+    return "usage: tilewave filter OP INPUT OUTPUT.tif [OPTIONS]\n\n"
+           "Runs an image op over a whole slide, tile by tile (with halos: any tile size gives\n"
+           "the whole-image result), and writes a tiled pyramidal TIFF. Input: 8-bit gray or\n"
+           "RGB unless an op says otherwise. Ops that need gray convert RGB with ITU-R BT.601\n"
+           "luma as OpenCV does ((4899 R + 9617 G + 1868 B + 8192) >> 14). 'tilewave filter\n"
+           "OP --help' lists an op's options.\n\nops:\n";
+  return "usage: tilewave " + family + " OP INPUTS... OUTPUT.tif [OPTIONS]\n\n'tilewave " + family +
+         " OP --help' lists an op's inputs and options.\n\nops:\n";
+}
+
+int cmd_family(const std::string& family, int argc, char** argv) {
+  std::vector<const OpDef*> members;
+  for (const auto& op : op_registry().all())
+    if (op->command.size() == 2 && op->command[0] == family) members.push_back(op.get());
   const std::string sub = argc > 2 ? argv[2] : "";
   if (sub.empty() || sub == "--help" || sub == "-h") {
-    std::string text =
-        "usage: tilewave filter OP INPUT OUTPUT.tif [OPTIONS]\n\n"
-        "Runs an image op over a whole slide, tile by tile (with halos: any tile size gives\n"
-        "the whole-image result), and writes a tiled pyramidal TIFF. Input: 8-bit gray or\n"
-        "RGB. Ops that need gray convert RGB with ITU-R BT.601 luma as OpenCV does\n"
-        "((4899 R + 9617 G + 1868 B + 8192) >> 14). 'tilewave filter OP --help' lists an\n"
-        "op's options.\n\nops:\n";
-    for (const OpDef* op : family) {
+    std::string text = family_intro(family);
+    for (const OpDef* op : members) {
       std::string left = "  " + op->name + (op->usage.empty() ? "" : " " + op->usage);
       if (left.size() < 32)
         left.resize(32, ' ');
@@ -140,10 +154,11 @@ int cmd_filter(int argc, char** argv) {
       std::cout << text;
       return 0;
     }
-    throw UsageError("filter takes OP INPUT OUTPUT.tif (see tilewave filter --help)");
+    throw UsageError(family + (family == "filter" ? " takes OP INPUT OUTPUT.tif" : " takes OP INPUTS... OUTPUT.tif") +
+                     " (see tilewave " + family + " --help)");
   }
-  const OpDef* op = op_registry().find_command({"filter", sub});
-  if (!op) throw UsageError("unknown filter op '" + sub + "' (see tilewave filter --help)");
+  const OpDef* op = op_registry().find_command({family, sub});
+  if (!op) throw UsageError("unknown " + family + " op '" + sub + "' (see tilewave " + family + " --help)");
   return run_op_command(*op, argc, argv, 3);
 }
 

@@ -1,10 +1,13 @@
 // tilewave: one binary, one subcommand per job; each is a thin layer over the
 // library. Errors end as one line on stderr: exit 1 (2 for usage mistakes).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/cuda/device.hpp"
 #include "engine/trace.hpp"
@@ -24,10 +27,14 @@ std::string usage() {
       "                              arguments: of the built-in sample slide)\n"
       "  info INPUT                  print levels, tiles, compression, microns per pixel,\n"
       "                              vendor and associated images\n";
-  std::string filters;
+  // Families (`filter OP`, `math OP`): one line each, naming their ops.
+  std::vector<std::pair<std::string, std::string>> families;
   for (const auto& op : tw::op_registry().all()) {
-    if (op->command[0] == "filter") {
-      filters += (filters.empty() ? "" : ", ") + op->name;
+    if (op->command.size() == 2) {
+      auto it =
+          std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == op->command[0]; });
+      if (it == families.end()) it = families.insert(families.end(), {op->command[0], ""});
+      it->second += (it->second.empty() ? "" : ", ") + op->name;
       continue;
     }
     std::string left = "  " + op->command[0];
@@ -39,7 +46,11 @@ std::string usage() {
       left += "\n" + std::string(30, ' ');
     u += left + op->summary + "\n";
   }
-  u += "  filter OP INPUT OUT         image ops: " + filters + "\n";
+  for (const auto& [word, names] : families) {
+    std::string left = "  " + word + " OP ... OUT";
+    left.resize(30, ' ');
+    u += left + (word == "filter" ? "image ops: " : "ops: ") + names + "\n";
+  }
   u += "  devices                     list the CPU and CUDA backends available\n"
        "  ops                         list the registered ops (--markdown: their options tables)\n"
        "\n"
@@ -70,7 +81,7 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "info") return cmd_info(argc, argv);
     if (cmd == "pyramid") return cmd_pyramid(argc, argv);
     if (cmd == "devices") return cmd_devices(argc, argv);
-    if (cmd == "filter") return cmd_filter(argc, argv);
+    if (is_family(cmd)) return cmd_family(cmd, argc, argv);
     if (cmd == "ops") return cmd_ops(argc, argv);
     if (const tw::OpDef* op = tw::op_registry().find_command({cmd})) return run_op_command(*op, argc, argv, 2);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");

@@ -59,6 +59,11 @@ struct OpDef {
 
   // Cross-parameter rules (ParamError), beyond each value's own range.
   std::function<void(const OpParams&)> validate;
+  // Whether the op reads its whole input before its first output pixel and
+  // then again (Otsu's threshold: the histogram, then the pixels). A
+  // pipeline stores such an input once rather than computing it twice, and
+  // counts the step as a barrier. Empty: no.
+  std::function<bool(const OpParams&)> reads_input_twice;
   // Pixels of input needed around each output pixel (0 for pixel ops).
   std::function<int(const OpParams&)> halo;
   // The output's pixel type for these inputs, or InputError naming the op

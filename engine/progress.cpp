@@ -2,11 +2,34 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 namespace tw {
+namespace {
+std::atomic<bool> g_single_line{false};
+std::atomic<bool> g_line_open{false};
+}  // namespace
+
+void Progress::set_single_line(bool on) {
+  g_single_line = on;
+}
+
+void Progress::end_line() {
+  if (g_line_open.exchange(false)) {
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+}
+
+void Progress::show(const std::string& text) {
+  if (!enabled_by_default()) return;
+  std::fprintf(stderr, "\r\x1b[K%s", text.c_str());
+  std::fflush(stderr);
+  g_line_open = true;
+}
 
 bool Progress::enabled_by_default() {
   const char* force = std::getenv("TW_PROGRESS");
@@ -23,7 +46,7 @@ Progress::Progress(std::string label, int64_t total_units, double pixels_per_uni
       last_print_(start_) {}
 
 Progress::~Progress() {
-  if (enabled_ && !finished_) std::fputc('\n', stderr);
+  if (enabled_ && !finished_ && !g_single_line) std::fputc('\n', stderr);
 }
 
 void Progress::advance(int64_t units) {
@@ -50,9 +73,11 @@ void Progress::print(bool final) {
   const double mps = secs > 0 ? done * pixels_per_unit_ / 1e6 / secs : 0;
   const double pct = total_ > 0 ? 100.0 * done / total_ : 100.0;
   const double eta = done > 0 ? secs * (total_ - done) / done : 0;
-  std::fprintf(stderr, "\r%s: %lld/%lld (%5.1f%%)  %.0f MP/s  %s %.0fs   %s", label_.c_str(),
+  const bool keep = g_single_line;
+  std::fprintf(stderr, "\r\x1b[K%s: %lld/%lld (%5.1f%%)  %.0f MP/s  %s %.0fs%s", label_.c_str(),
                static_cast<long long>(done), static_cast<long long>(total_), pct, mps, final ? "took" : "ETA",
-               final ? secs : eta, final ? "\n" : "");
+               final ? secs : eta, final && !keep ? "\n" : "");
+  g_line_open = !(final && !keep);
   std::fflush(stderr);
 }
 

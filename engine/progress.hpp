@@ -15,6 +15,12 @@ class Progress {
   void advance(int64_t units = 1);
   void finish();
   static bool enabled_by_default();
+  // Runs of several phases (a pipeline's steps, then its writer) keep one
+  // line: each phase's display replaces the last, and end_line() ends it.
+  static void set_single_line(bool on);
+  static void end_line();
+  // Shows `text` on the line now (a phase with no units to count).
+  static void show(const std::string& text);
 
  private:
   void print(bool final);

@@ -6,10 +6,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/byte_counters.hpp"
+
 namespace tw {
 namespace {
 
 void pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t off, const std::string& path) {
+  count_spilled(n);
   while (n > 0) {
     const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
     if (w < 0 && errno == EINTR) continue;

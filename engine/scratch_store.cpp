@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/byte_counters.hpp"
 #include "engine/memory.hpp"
 
 namespace tw {
@@ -58,6 +59,7 @@ ScratchStore::Stats ScratchStore::stats() const {
 void ScratchStore::write_slot(int64_t index, const Image& img) {
   const size_t row = static_cast<size_t>(grid_.tile_w) * fmt_.bytes_per_pixel();
   const uint64_t base = static_cast<uint64_t>(index) * tile_bytes();
+  count_spilled(tile_bytes());
   for (int64_t y = 0; y < grid_.tile_h; ++y) {
     const uint8_t* p = img.row_bytes(img.rect().y + y);
     size_t done = 0;

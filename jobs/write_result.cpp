@@ -70,18 +70,23 @@ class AssociatedCopier {
 
 }  // namespace
 
-WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx) {
-  const SourceInfo& info = src.info();
+EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t tile) {
   EncodeSettings enc;
-  enc.fmt = info.fmt;
-  const bool jpeg_ok = info.fmt.type == SampleType::kU8 && (info.fmt.channels == 1 || info.fmt.channels == 3);
+  enc.fmt = fmt;
+  const bool jpeg_ok = fmt.type == SampleType::kU8 && (fmt.channels == 1 || fmt.channels == 3);
   enc.codec = out.codec ? *out.codec : (jpeg_ok && !out.lossless ? Codec::kJpeg : Codec::kDeflate);
   enc.quality = out.quality;
   enc.subsampling = out.subsampling;
   enc.level = out.level;
   enc.predictor = out.predictor;
-  enc.tile_w = enc.tile_h = ctx.tile;
+  enc.tile_w = enc.tile_h = tile;
   enc.validate();
+  return enc;
+}
+
+WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx) {
+  const SourceInfo& info = src.info();
+  const EncodeSettings enc = encode_settings(info.fmt, out, ctx.tile);
 
   PyramidJobOptions job;
   job.tile = ctx.tile;
@@ -92,6 +97,7 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   job.gpu_memory = ctx.gpu_memory;
   job.gpu_jpeg = out.gpu_jpeg;
   job.gpu_join_row = out.gpu_join_row;
+  if (!out.progress_label.empty()) job.progress_label = out.progress_label;
 
   const auto sizes = plan_pyramid_levels(src, job.min_size);
   const RawTileFormat* raw = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;

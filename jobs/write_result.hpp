@@ -10,6 +10,7 @@
 #include "engine/codec_kind.hpp"
 #include "engine/exec_context.hpp"
 #include "engine/tile_source.hpp"
+#include "io/codec/tile_codec.hpp"
 #include "jobs/pyramid/pyramid_job.hpp"
 
 namespace tw {
@@ -29,6 +30,7 @@ struct OutputSpec {
   bool allow_passthrough = false;  // copy level-0 tiles when they are what we would write
   bool copy_associated = false;    // label, macro, thumbnail
   int64_t gpu_join_row = -1;       // tests: where a starting GPU takes the pass over
+  std::string progress_label;      // the progress line's label; empty: "pyramid"
 };
 
 struct WriteResult {
@@ -37,6 +39,11 @@ struct WriteResult {
   double finish_seconds = 0;
   bool passthrough = false;
 };
+
+// The encoder's settings for an image of `fmt` written as `out` says;
+// InputError when the codec cannot store it (JPEG of float32), so a run can
+// be refused before any work.
+EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t tile);
 
 WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx);
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/lanes.hpp"
 #include "engine/ops/op.hpp"
@@ -148,6 +149,7 @@ class CudaOpSource final : public TileSource {
     }
     const cudaStream_t s = lane->stream.get();
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), in_bytes, cudaMemcpyHostToDevice, s));
+    count_uploaded(in_bytes);
     const auto* din = reinterpret_cast<const In*>(lane->dev_in.get());
     auto* dout = reinterpret_cast<Out*>(lane->dev_out.get());
     const int w = static_cast<int>(r.w), h = static_cast<int>(r.h);
@@ -166,6 +168,7 @@ class CudaOpSource final : public TileSource {
     }
     TW_CUDA_CHECK(cudaGetLastError());
     TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), dout, out_bytes, cudaMemcpyDeviceToHost, s));
+    count_downloaded(out_bytes);
     {
       TraceSpan phase("gpu-op-sync", r.h);
       lane->stream.sync();

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/lanes.hpp"
 #include "engine/ops/reduce.hpp"
@@ -70,6 +71,7 @@ void for_each_cell_on_device(const TileSource& in, const std::vector<Rect>& cell
     copy_overlap(px.view(), v);
     TW_CUDA_CHECK(
         cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), bytes, cudaMemcpyHostToDevice, lane->stream.get()));
+    count_uploaded(bytes);
     fn(*lane, b, reinterpret_cast<const typename Op::In*>(lane->dev_in.get()), r.area());
   });
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <vector>
 
+#include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/resources.hpp"
@@ -42,6 +43,7 @@ class Staging {
       sl.t0.record(s_);
       TW_CUDA_CHECK(cudaMemcpyAsync(static_cast<uint8_t*>(dev) + (cy - y0) * w_ * px, v.data, cr * w_ * px,
                                     cudaMemcpyHostToDevice, s_));
+      count_uploaded(cr * w_ * px);
       sl.t1.record(s_);
       sl.busy = true;
     }
@@ -60,6 +62,7 @@ class Staging {
       sl.t0.record(s_);
       TW_CUDA_CHECK(cudaMemcpyAsync(v.data, static_cast<const uint8_t*>(dev) + (cy - y0) * w_ * px, cr * w_ * px,
                                     cudaMemcpyDeviceToHost, s_));
+      count_downloaded(cr * w_ * px);
       sl.t1.record(s_);
       sl.busy = true;
       if (pending_slot >= 0) finish(pending_slot), sink(pending);

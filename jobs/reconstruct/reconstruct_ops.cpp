@@ -72,6 +72,14 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
   return res;
 }
 
+// A marker computed row by row from the mask tile being loaded.
+std::function<void(const ImageView&, const ImageView&)> marker_from_rows(MapSource::RowFn fn) {
+  return [fn = std::move(fn)](const ImageView& mask, const ImageView& marker) {
+    for (int64_t y = mask.rect.y; y < mask.rect.y1(); ++y)
+      fn({mask.row_bytes(y)}, marker.row_bytes(y), mask.rect.x, y, mask.rect.w);
+  };
+}
+
 // rows[0] - h, or rows[0] - rows[1]: both saturate at zero.
 MapSource::RowFn saturating_difference(PixelFormat fmt, int64_t h) {
   return [fmt, h](const std::vector<const uint8_t*>& rows, uint8_t* out, int64_t, int64_t, int64_t n) {
@@ -134,29 +142,29 @@ void register_fill_holes(OpRegistry& r) {
     const PixelFormat fmt = in[0]->info().fmt;
     const int64_t W = in[0]->level(0).width, H = in[0]->level(0).height;
     const double maxv = max_value(fmt);
-    // Marker: the image on its border, the maximum inside.
-    MapSource marker(
-        {in[0].get()}, fmt,
-        [=](const std::vector<const uint8_t*>& rows, uint8_t* out, int64_t x0, int64_t y, int64_t n) {
-          const bool edge_row = y == 0 || y == H - 1;
-          if (fmt.type == SampleType::kU8) {
-            const uint8_t* s = rows[0];
-            for (int64_t i = 0; i < n; ++i) {
-              const int64_t x = x0 + i;
-              out[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint8_t>(maxv);
-            }
-          } else {
-            const auto* s = reinterpret_cast<const uint16_t*>(rows[0]);
-            auto* o = reinterpret_cast<uint16_t*>(out);
-            for (int64_t i = 0; i < n; ++i) {
-              const int64_t x = x0 + i;
-              o[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint16_t>(maxv);
-            }
-          }
-        },
-        "fill-holes marker");
-    const ReconstructResult res =
-        reconstruct(marker, *in[0], reconstruct_job(ctx, params_of(p, ReconstructMethod::kErosion)));
+    // Marker: the image on its border, the maximum inside; made from each
+    // mask tile as it is loaded, so the input is read (or computed) once.
+    const MapSource::RowFn rows = [=](const std::vector<const uint8_t*>& in_rows, uint8_t* out, int64_t x0, int64_t y,
+                                      int64_t n) {
+      const bool edge_row = y == 0 || y == H - 1;
+      if (fmt.type == SampleType::kU8) {
+        const uint8_t* s = in_rows[0];
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t x = x0 + i;
+          out[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint8_t>(maxv);
+        }
+      } else {
+        const auto* s = reinterpret_cast<const uint16_t*>(in_rows[0]);
+        auto* o = reinterpret_cast<uint16_t*>(out);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t x = x0 + i;
+          o[i] = (edge_row || x == 0 || x == W - 1) ? s[i] : static_cast<uint16_t>(maxv);
+        }
+      }
+    };
+    ReconstructJob job = reconstruct_job(ctx, params_of(p, ReconstructMethod::kErosion));
+    job.marker_from_mask = marker_from_rows(rows);
+    const ReconstructResult res = reconstruct(*in[0], job);
     return wavefront_result(res.image, res, ctx, "Tilewave fill-holes");
   };
   r.add(std::move(op));
@@ -181,13 +189,15 @@ void register_hdome(OpRegistry& r) {
     p.integer_in("h", 1, static_cast<int64_t>(max_value(f)));
     return f;
   };
+  // The wavefront loads the input, and the result subtracts from it again.
+  op.reads_input_twice = [](const OpParams&) { return true; };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const PixelFormat fmt = in[0]->info().fmt;
     const int64_t h = p.integer_in("h", 1, static_cast<int64_t>(max_value(fmt)));
     const auto sub = saturating_difference(fmt, h);
-    MapSource marker({in[0].get()}, fmt, sub, "hdome marker");
-    const ReconstructResult res =
-        reconstruct(marker, *in[0], reconstruct_job(ctx, params_of(p, ReconstructMethod::kDilation)));
+    ReconstructJob job = reconstruct_job(ctx, params_of(p, ReconstructMethod::kDilation));
+    job.marker_from_mask = marker_from_rows(sub);
+    const ReconstructResult res = reconstruct(*in[0], job);
     auto dome = std::make_shared<OwningMap>(std::vector<SourceP>{in[0], res.image}, fmt, sub, "h-dome");
     return wavefront_result(dome, res, ctx, "Tilewave h-dome, h=" + std::to_string(h));
   };

@@ -52,6 +52,7 @@ void register_threshold(OpRegistry& r) {
   op.validate = [](const OpParams& p) {
     if (p.has("value") == p.flag("otsu")) throw ParamError("threshold needs one of --value T and --otsu");
   };
+  op.reads_input_twice = [](const OpParams& p) { return p.flag("otsu"); };
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
     require_u8_gray_or_rgb(in[0]);
     return kGray8;

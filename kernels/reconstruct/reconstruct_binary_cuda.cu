@@ -19,6 +19,7 @@
 #include <chrono>
 #include <memory>
 
+#include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/resources.hpp"
 #include "engine/trace.hpp"
@@ -228,6 +229,8 @@ class BinaryRule : public TilePropagator {
     TW_CUDA_CHECK_LAUNCH();
     t2.record(s);
     TW_CUDA_CHECK(cudaMemcpyAsync(ws_.host_result.get(), g.on, words * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+    count_uploaded(2 * words * sizeof(uint32_t));
+    count_downloaded(words * sizeof(uint32_t));
     unsigned long long visits = 0;
     TW_CUDA_CHECK(cudaMemcpyAsync(&visits, q.visits, sizeof visits, cudaMemcpyDeviceToHost, s));
     t3.record(s);

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/resources.hpp"
 #include "kernels/reconstruct/mp_queue.cuh"
@@ -283,6 +284,8 @@ class CudaRule : public TilePropagator {
     // Compare on the host: the tile changed if any core value differs.
     std::vector<uint8_t> result(orow * h);
     TW_CUDA_CHECK(cudaMemcpy2DAsync(result.data(), orow, staging_.get(), orow, orow, h, cudaMemcpyDeviceToHost, s));
+    count_uploaded(row * (h + 2) + mrow * h);
+    count_downloaded(orow * h);
     unsigned long long visits = 0;
     TW_CUDA_CHECK(cudaMemcpyAsync(&visits, q.visits, sizeof visits, cudaMemcpyDeviceToHost, s));
     t3.record(s);

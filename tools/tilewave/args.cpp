@@ -42,10 +42,16 @@ Args::Args(const std::string& command, int argc, char** argv, int first, std::ve
         value = argv[++i];
       }
       values_[name] = value;
+      all_values_[name].push_back(value);
       continue;
     }
     positional_.push_back(a);
   }
+}
+
+std::vector<std::string> Args::all(const std::string& name) const {
+  auto it = all_values_.find(name);
+  return it == all_values_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::string Args::str(const std::string& name, const std::string& fallback) const {

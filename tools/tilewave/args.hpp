@@ -32,6 +32,8 @@ class Args {
   const std::vector<std::string>& positional() const { return positional_; }
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::string str(const std::string& name, const std::string& fallback = "") const;
+  // Every value of an option that may be given more than once (--keep), in order.
+  std::vector<std::string> all(const std::string& name) const;
   int64_t integer(const std::string& name, int64_t fallback, int64_t lo, int64_t hi) const;
   double real(const std::string& name, double fallback, double lo, double hi) const;
   size_t bytes(const std::string& name, size_t fallback) const;
@@ -43,6 +45,7 @@ class Args {
   std::vector<OptionSpec> specs_;
   std::vector<std::string> positional_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> all_values_;
 };
 
 struct CommonOptions {

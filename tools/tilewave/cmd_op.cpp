@@ -16,15 +16,12 @@
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
 #include "tools/tilewave/output.hpp"
+#include "tools/tilewave/pipeline_command.hpp"
 
 namespace tw::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 std::string words(const OpDef& op) {
   std::string s;
@@ -81,38 +78,25 @@ int run_op_command(const OpDef& op, int argc, char** argv, int first) {
   params.check_all();
   op.validate(params);
 
-  const std::vector<std::string> input_paths(pos.begin(), pos.begin() + static_cast<long>(op.inputs.size()));
-  const std::string output = writes_image(op) ? pos.back() : "";
-  if (writes_image(op)) check_paths(output, common, input_paths);
-  std::vector<std::shared_ptr<const TileSource>> inputs;
-  for (const auto& p : input_paths) inputs.push_back(open_source(p));
-  ExecContext ctx = context_of(common);
-  ctx.scratch_near = output;
-  OpResult res = run_registered_op(op, inputs, params, ctx);
-  for (const auto& m : res.messages) std::cout << m << "\n";
-  if (!writes_image(op)) {
-    std::cout << dump_json(res.values, 2) << "\n";
-    return 0;
+  // A one-step pipeline: the same planner, executor and writer as `run`.
+  PipelineCommand c;
+  c.command = words(op);
+  c.start = t0;
+  c.single_op = true;
+  PipelineStep step;
+  step.number = 0;
+  step.text = words(op);
+  step.op = &op;
+  step.params = params;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    // Steps read the images by these names; one input is "input".
+    const std::string name = op.inputs.size() == 1 ? "input" : "image" + std::to_string(k + 1);
+    c.inputs.push_back({name, pos[k]});
+    step.refs.push_back(name);
   }
-  OutputRequest req;
-  req.src = res.image.get();
-  req.output = output;
-  req.description = res.description;
-  req.lossless_default = op.lossless;
-  CommonOptions out_common = common;
-  out_common.memory = ctx.memory;  // what the op and its inputs' readers left
-  const double open_s = since(t0);
-  const OutputResult out = write_output(req, a, out_common);
-  print_written(req, out, res.summary);
-  // The report's device is the op's; the writer's pass may have run
-  // elsewhere (a CPU pass ends before a starting GPU joins it).
-  nlohmann::json values = res.values;
-  if (values.contains("op_device")) {
-    values["writer_device"] = out.stats.backend;
-    values["device"] = values["op_device"];
-  }
-  write_report(common.report, words(op), input_paths.back(), output, out, open_s, since(t0), values);
-  return 0;
+  c.pipeline.steps.push_back(step);
+  if (writes_image(op)) c.output = pos.back();
+  return run_pipeline_command(c, a, common);
 }
 
 bool is_family(const std::string& word) {

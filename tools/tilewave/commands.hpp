@@ -15,5 +15,6 @@ int cmd_devices(int argc, char** argv);
 bool is_family(const std::string& word);
 int cmd_family(const std::string& family, int argc, char** argv);
 int cmd_ops(int argc, char** argv);
+int cmd_run(int argc, char** argv);
 
 }  // namespace tw::cli

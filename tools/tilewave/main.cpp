@@ -26,7 +26,9 @@ std::string usage() {
       "  pyramid [INPUT OUTPUT.tif]  write a tiled pyramidal BigTIFF of INPUT (with no\n"
       "                              arguments: of the built-in sample slide)\n"
       "  info INPUT                  print levels, tiles, compression, microns per pixel,\n"
-      "                              vendor and associated images\n";
+      "                              vendor and associated images\n"
+      "  run INPUT OUT STEP...       a chain of the ops below in one streaming pass\n"
+      "                              (each STEP one argument: 'filter gaussian --sigma 2')\n";
   // Families (`filter OP`, `math OP`): one line each, naming their ops.
   std::vector<std::pair<std::string, std::string>> families;
   for (const auto& op : tw::op_registry().all()) {
@@ -83,6 +85,7 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "devices") return cmd_devices(argc, argv);
     if (is_family(cmd)) return cmd_family(cmd, argc, argv);
     if (cmd == "ops") return cmd_ops(argc, argv);
+    if (cmd == "run") return cmd_run(argc, argv);
     if (const tw::OpDef* op = tw::op_registry().find_command({cmd})) return run_op_command(*op, argc, argv, 2);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");
   } catch (const tw::ParamError& e) {

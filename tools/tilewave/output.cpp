@@ -42,7 +42,7 @@ void check_paths(const std::string& output, const CommonOptions& common, const s
   check_output_path(common.report, inputs);
 }
 
-OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common) {
+OutputSpec output_spec(const OutputRequest& req, const Args& a) {
   OutputSpec out;
   out.path = req.output;
   out.description = req.description;
@@ -65,9 +65,15 @@ OutputResult write_output(const OutputRequest& req, const Args& a, const CommonO
     throw UsageError("--gpu-jpeg must be auto, on or off, not '" + gpu_jpeg + "'");
   out.allow_passthrough = req.allow_passthrough && !a.has("recompress");
   out.copy_associated = req.copy_associated;
+  out.progress_label = req.progress_label;
   // Test hook (tests/engine/pyramid_cuda_test.cpp): the GPU joins the pass at
   // this level-0 row, with its JPEG decoder, whatever the timing.
   if (const char* row = std::getenv("TW_TEST_GPU_JOIN_ROW")) out.gpu_join_row = std::atoll(row);
+  return out;
+}
+
+OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common) {
+  const OutputSpec out = output_spec(req, a);
   ExecContext ctx = context_of(common);
   const WriteResult w = write_pyramid(*req.src, out, ctx);
   OutputResult r;

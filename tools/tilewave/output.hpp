@@ -9,6 +9,7 @@
 
 #include "engine/exec_context.hpp"
 #include "jobs/pyramid/pyramid_job.hpp"
+#include "jobs/write_result.hpp"
 #include "tools/tilewave/args.hpp"
 
 namespace tw::cli {
@@ -23,6 +24,7 @@ struct OutputRequest {
   bool lossless_default = false;  // default deflate rather than JPEG (results of ops)
   bool allow_passthrough = false;
   bool copy_associated = false;
+  std::string progress_label;  // empty: "pyramid"
 };
 
 struct OutputResult {
@@ -39,6 +41,9 @@ void check_paths(const std::string& output, const CommonOptions& common, const s
 
 // The run's context (backend, threads, budgets, tile) from the options.
 ExecContext context_of(const CommonOptions& c);
+
+// The writer's settings from the output options (UsageError for bad ones).
+OutputSpec output_spec(const OutputRequest& req, const Args& a);
 
 OutputResult write_output(const OutputRequest& req, const Args& a, const CommonOptions& common);
 

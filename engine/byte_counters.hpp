@@ -1,0 +1,31 @@
+#pragma once
+// Bytes a run moves that cost time but do not show in its output: tiles
+// spilled to scratch files, and copies between host and device. Counted per
+// thread and for the whole process, so a pipeline's report can say which
+// step moved them (a step's reads run on the thread that asked for them).
+#include <cstddef>
+#include <cstdint>
+
+namespace tw {
+
+struct ByteCounts {
+  uint64_t spilled = 0;     // written to scratch files
+  uint64_t uploaded = 0;    // host to device
+  uint64_t downloaded = 0;  // device to host
+  ByteCounts& operator+=(const ByteCounts& o) {
+    spilled += o.spilled, uploaded += o.uploaded, downloaded += o.downloaded;
+    return *this;
+  }
+  ByteCounts operator-(const ByteCounts& o) const {
+    return {spilled - o.spilled, uploaded - o.uploaded, downloaded - o.downloaded};
+  }
+};
+
+void count_spilled(size_t bytes);
+void count_uploaded(size_t bytes);
+void count_downloaded(size_t bytes);
+
+ByteCounts thread_byte_counts();   // this thread's, since it started
+ByteCounts process_byte_counts();  // every thread's
+
+}  // namespace tw

@@ -1,0 +1,184 @@
+#include "jobs/pipeline/executor.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "engine/progress.hpp"
+#include "engine/scratch_store.hpp"
+#include "jobs/op_runner.hpp"
+
+namespace tw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using SourceP = std::shared_ptr<const TileSource>;
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// "step 4/6 fill-holes: 12 s" on the progress line while a barrier runs
+// (it has no units to count; the time shows it is alive).
+class BarrierTicker {
+ public:
+  BarrierTicker(bool on, std::string label) : label_(std::move(label)) {
+    if (!on || !Progress::enabled_by_default()) return;
+    thread_ = std::thread([this] {
+      const auto t0 = Clock::now();
+      std::unique_lock<std::mutex> lock(mu_);
+      do {
+        char s[32];
+        std::snprintf(s, sizeof s, ": %.0f s", since(t0));
+        Progress::show(label_ + s);
+      } while (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; }));
+    });
+  }
+  ~BarrierTicker() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::string label_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// A computed input stored once, for ops that read their input twice.
+SourceP store_input(const SourceP& in, ExecContext& ctx, const std::string& name) {
+  const LevelInfo& l0 = in->level(0);
+  const TileGrid grid{l0.width, l0.height, ctx.tile, ctx.tile};
+  const size_t bytes =
+      static_cast<size_t>(grid.count()) * static_cast<size_t>(ctx.tile * ctx.tile) * in->info().fmt.bytes_per_pixel();
+  const size_t cache = ctx.take_memory(std::min(bytes, ctx.memory / 4));
+  auto store =
+      std::make_shared<ScratchStore>(in->info().fmt, l0.width, l0.height, ctx.tile, cache, ctx.scratch_path(), name);
+  const TileGrid& g = store->grid();
+  tbb::parallel_for(int64_t{0}, g.cols() * g.rows(), [&](int64_t i) {
+    const int64_t tx = i % g.cols(), ty = i / g.cols();
+    ScratchStore::Pin pin = store->acquire(tx, ty, true);
+    in->read(0, pin.image().view().sub(g.tile_rect(tx, ty)));
+    pin.mark_dirty();
+  });
+  return store;
+}
+
+std::string step_words(const PipelineStep& st) {
+  std::string s;
+  for (const auto& w : st.op->command) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+}  // namespace
+
+PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::vector<SourceP>& inputs,
+                         ExecContext& ctx, bool progress_steps) {
+  if (inputs.size() != plan.input_names.size()) throw InternalError("run_pipeline: inputs do not match the plan");
+  PipelineRun run;
+  run.slots = inputs;
+  // The inputs' readers: decode memory for each; a cache of decoded tiles
+  // for those read with halos (reductions read each pixel once).
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    bool halo_reads = false;
+    for (const auto& ps : plan.steps)
+      if (std::count(ps.reads.begin(), ps.reads.end(), static_cast<int>(k)) &&
+          ps.step->op->category != OpCategory::kReduction)
+        halo_reads = true;
+    if (halo_reads)
+      reserve_input_reads(*inputs[k], ctx);
+    else
+      ctx.take_memory(reserve_decode_memory(*inputs[k], ctx.memory, ctx.thread_count()));
+  }
+  const int n = static_cast<int>(plan.steps.size());
+  for (int i = 0; i < n; ++i) {
+    const PlannedStep& ps = plan.steps[static_cast<size_t>(i)];
+    const PipelineStep& st = *ps.step;
+    std::vector<SourceP> in;
+    for (int s : ps.reads) in.push_back(run.slots[static_cast<size_t>(s)]);
+    PipelineRun::Barrier b;
+    const ByteCounts b0 = process_byte_counts();
+    ByteCounts m0;
+    for (const auto& m : run.meters) m0 += m->bytes();
+    const auto t0 = Clock::now();
+    OpResult res;
+    try {
+      BarrierTicker ticker(progress_steps && ps.barrier,
+                           "step " + std::to_string(i + 1) + "/" + std::to_string(n) + " " + step_words(st));
+      if (ps.stores_input)
+        for (size_t k = 0; k < in.size(); ++k)
+          if (ps.reads[k] >= static_cast<int>(inputs.size()) &&
+              !plan.steps[static_cast<size_t>(ps.reads[k]) - inputs.size()].barrier) {
+            in[k] = store_input(in[k], ctx, "input of " + st.op->name);
+            b.stored_input = true;
+          }
+      res = st.op->run(in, st.params, ctx);
+    } catch (const ParamError& e) {
+      throw ParamError(st.where(e.what()));
+    } catch (const InputError& e) {
+      throw InputError(st.where(e.what()));
+    }
+    if (ps.barrier) {
+      b.seconds = since(t0);
+      ByteCounts m1;
+      for (const auto& m : run.meters) m1 += m->bytes();
+      b.bytes = (process_byte_counts() - b0) - (m1 - m0);
+    }
+    auto meter = std::make_shared<StepMeter>();
+    run.meters.push_back(meter);
+    run.barriers.push_back(b);
+    run.slots.push_back(res.image ? std::make_shared<MeteredSource>(res.image, meter) : nullptr);
+    run.results.push_back(std::move(res));
+  }
+  return run;
+}
+
+nlohmann::json pipeline_report(const Pipeline& p, const PipelinePlan& plan, const PipelineRun& run) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlannedStep& ps = plan.steps[i];
+    const PipelineStep& st = p.steps[i];
+    const StepMeter& m = *run.meters[i];
+    const PipelineRun::Barrier& b = run.barriers[i];
+    nlohmann::json j = {
+        {"step", st.number},
+        {"text", st.text},
+        {"op", step_words(st)},
+        {"kind", !ps.image    ? "reduction"
+                 : ps.barrier ? "barrier"
+                              : "streamed"},
+        {"pixel_type", ps.image ? ps.out.str() : ""},
+        {"tile_visits", m.visits.load()},
+        {"pixels_read", m.pixels.load()},
+    };
+    if (!st.name.empty()) j["name"] = st.name;
+    ByteCounts bytes = m.bytes();
+    if (ps.barrier) {
+      j["seconds"] = b.seconds;
+      j["stored_input"] = b.stored_input;
+      bytes += b.bytes;
+    } else {
+      j["busy_seconds"] = static_cast<double>(m.busy_ns.load()) * 1e-9;
+    }
+    j["bytes_spilled"] = bytes.spilled;
+    j["bytes_uploaded"] = bytes.uploaded;
+    j["bytes_downloaded"] = bytes.downloaded;
+    j["values"] = run.results[i].values;
+    steps.push_back(std::move(j));
+  }
+  return steps;
+}
+
+}  // namespace tw

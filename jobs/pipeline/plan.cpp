@@ -1,0 +1,150 @@
+#include "jobs/pipeline/plan.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "jobs/op_runner.hpp"
+
+namespace tw {
+namespace {
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() < 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string known_names(const Pipeline& p, const PipelinePlan& plan, size_t before) {
+  std::string s;
+  for (const auto& n : plan.input_names) s += (s.empty() ? "" : ", ") + n;
+  for (size_t i = 0; i < before; ++i)
+    if (!p.steps[i].name.empty()) s += ", " + p.steps[i].name;
+  return s;
+}
+
+// The slot `ref` names, as seen from step index `at`.
+int resolve(const Pipeline& p, const PipelinePlan& plan, size_t at, const std::string& ref) {
+  const std::string who = p.steps[at].label();
+  for (size_t k = 0; k < plan.input_names.size(); ++k)
+    if (plan.input_names[k] == ref) return static_cast<int>(k);
+  int found = -1;
+  if (all_digits(ref)) {
+    const int n = std::stoi(ref);
+    if (n >= 1 && n <= static_cast<int>(p.steps.size())) found = n - 1;
+  } else {
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      if (p.steps[i].name == ref) found = static_cast<int>(i);
+  }
+  if (found < 0)
+    throw InputError(who + " reads '" + ref + "', which no step makes (results so far: " + known_names(p, plan, at) +
+                     "; a step is read by its name or number)");
+  if (found >= static_cast<int>(at))
+    throw InputError(who + " reads '" + ref + "', made by " +
+                     (found == static_cast<int>(at) ? std::string("this step itself")
+                                                    : p.steps[static_cast<size_t>(found)].label() + ", after it") +
+                     ": a step reads only earlier results (no result can depend on itself)");
+  if (!plan.steps[static_cast<size_t>(found)].image)
+    throw InputError(who + " reads '" + ref + "', but " + p.steps[static_cast<size_t>(found)].label() +
+                     " makes numbers, not an image");
+  return plan.slot_of_step(found);
+}
+
+std::string slot_name(const Pipeline& p, int slot, const std::vector<PlanInput>& inputs) {
+  if (slot < static_cast<int>(inputs.size())) return inputs[static_cast<size_t>(slot)].type.name;
+  return "the result of " + p.steps[static_cast<size_t>(slot - static_cast<int>(inputs.size()))].label();
+}
+
+}  // namespace
+
+std::string PipelinePlan::describe() const {
+  std::string s;
+  size_t i = 0;
+  while (i < steps.size()) {
+    if (!s.empty()) s += ", ";
+    if (steps[i].barrier) {
+      s += std::to_string(i + 1) + " " + steps[i].step->op->name + (steps[i].image ? " (barrier)" : " (reduction)");
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j + 1 < steps.size() && !steps[j + 1].barrier) ++j;
+    s += (i == j ? std::to_string(i + 1) : std::to_string(i + 1) + "-" + std::to_string(j + 1)) + " streamed";
+    i = j + 1;
+  }
+  return s;
+}
+
+PipelinePlan plan_pipeline(const Pipeline& p, const std::vector<PlanInput>& inputs, bool writes_image) {
+  if (p.steps.empty()) throw ParamError("the pipeline has no steps");
+  PipelinePlan plan;
+  for (const auto& in : inputs) plan.input_names.push_back(in.name);
+  std::vector<std::string> names;
+  int last_image = 0;  // the previous image: the (first) input, then each step's
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const PipelineStep& st = p.steps[i];
+    const OpDef& op = *st.op;
+    const std::string who = st.label();
+    if (!st.name.empty()) {
+      if (std::find(names.begin(), names.end(), st.name) != names.end() ||
+          std::find(plan.input_names.begin(), plan.input_names.end(), st.name) != plan.input_names.end())
+        throw ParamError(who + ": the name '" + st.name + "' is given twice");
+      names.push_back(st.name);
+    }
+    PlannedStep ps;
+    ps.step = &st;
+    if (st.refs.empty()) {
+      if (op.inputs.size() != 1) {
+        std::string list;
+        for (const auto& n : op.inputs) list += " " + n;
+        throw InputError(who + " reads " + std::to_string(op.inputs.size()) + " images: name them (" +
+                         op.command.back() + list + ", each a step's name or number, or input)");
+      }
+      ps.reads.push_back(last_image);
+    } else {
+      if (st.refs.size() != op.inputs.size())
+        throw InputError(who + " reads " + std::to_string(op.inputs.size()) + " image(s), but " +
+                         std::to_string(st.refs.size()) + " are named");
+      for (const auto& r : st.refs) ps.reads.push_back(resolve(p, plan, i, r));
+    }
+    std::vector<ImageType> types;
+    for (int s : ps.reads) {
+      const PixelFormat f = s < static_cast<int>(inputs.size())
+                                ? inputs[static_cast<size_t>(s)].type.fmt
+                                : plan.steps[static_cast<size_t>(s) - inputs.size()].out;
+      types.push_back({f, slot_name(p, s, inputs)});
+    }
+    try {
+      ps.out = check_op(op, types, st.params);
+    } catch (const ParamError& e) {
+      throw ParamError(st.where(e.what()));
+    } catch (const InputError& e) {
+      throw InputError(st.where(e.what()));
+    }
+    ps.image = op.category != OpCategory::kReduction;
+    ps.stores_input = op.reads_input_twice && op.reads_input_twice(st.params);
+    ps.barrier = op.category == OpCategory::kWholeImage || op.category == OpCategory::kReduction || ps.stores_input;
+    plan.steps.push_back(ps);
+    if (ps.image) last_image = plan.slot_of_step(static_cast<int>(i));
+  }
+  if (writes_image && !plan.steps.back().image)
+    throw InputError(p.steps.back().label() + " is the last step and makes numbers, not an image to write");
+  plan.output_slot = plan.slot_of_step(static_cast<int>(p.steps.size()) - 1);
+  return plan;
+}
+
+int find_result(const Pipeline& p, const PipelinePlan& plan, const std::string& name) {
+  int found = -1;
+  if (all_digits(name)) {
+    const int n = std::stoi(name);
+    if (n >= 1 && n <= static_cast<int>(p.steps.size())) found = n - 1;
+  } else {
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      if (p.steps[i].name == name) found = static_cast<int>(i);
+  }
+  if (found < 0)
+    throw InputError("--keep " + name +
+                     ": no step has that name or number (results: " + known_names(p, plan, p.steps.size()) + ")");
+  if (!plan.steps[static_cast<size_t>(found)].image)
+    throw InputError("--keep " + name + ": " + p.steps[static_cast<size_t>(found)].label() + " makes no image");
+  return plan.slot_of_step(found);
+}
+
+}  // namespace tw

@@ -1,0 +1,123 @@
+#include "tools/tilewave/pipeline_command.hpp"
+
+#include <iostream>
+
+#include "engine/json.hpp"
+#include "engine/output_file.hpp"
+#include "engine/progress.hpp"
+#include "io/open_source.hpp"
+#include "jobs/pipeline/executor.hpp"
+#include "tools/tilewave/output.hpp"
+
+namespace tw::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string description_of(const Pipeline& p, const PipelineRun& run, int step_index, bool single_op) {
+  if (single_op) return run.results[static_cast<size_t>(step_index)].description;
+  std::string s = "Tilewave run:";
+  for (int i = 0; i <= step_index; ++i) s += (i ? " | " : " ") + p.steps[static_cast<size_t>(i)].text;
+  return s;
+}
+
+}  // namespace
+
+int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOptions& common) {
+  // Paths first: the output, every kept file and the report must be new or
+  // regular files, none an input, none the same as another.
+  std::vector<std::string> input_paths;
+  for (const auto& in : c.inputs) input_paths.push_back(in.second);
+  std::vector<std::string> written;
+  if (!c.output.empty()) {
+    check_paths(c.output, common, input_paths);
+    written.push_back(c.output);
+  }
+  for (const auto& [name, path] : c.keeps) {
+    check_output_path(path, input_paths);
+    for (const auto& w : written)
+      if (path == w || same_file(path, w)) throw UsageError("--keep " + name + "=" + path + ": written twice");
+    if (!common.report.empty() && (path == common.report || same_file(path, common.report)))
+      throw UsageError("--keep " + name + "=" + path + " is the --report file");
+    written.push_back(path);
+  }
+  // Headers only: the planner needs the inputs' pixel types.
+  std::vector<std::shared_ptr<const TileSource>> sources;
+  std::vector<PlanInput> plan_inputs;
+  for (const auto& [name, path] : c.inputs) {
+    sources.push_back(open_source(path));
+    plan_inputs.push_back({name, {sources.back()->info().fmt, path}});
+  }
+  const PipelinePlan plan = plan_pipeline(c.pipeline, plan_inputs, !c.output.empty());
+  std::vector<std::pair<int, std::string>> keep_slots;
+  for (const auto& [name, path] : c.keeps) keep_slots.push_back({find_result(c.pipeline, plan, name), path});
+  // The writer's settings for every image written, checked now (JPEG cannot
+  // store float32): nothing runs for an output that cannot be written.
+  auto request = [&](int slot, const std::string& path) {
+    OutputRequest req;
+    req.output = path;
+    const int step = slot - static_cast<int>(plan.input_names.size());
+    req.lossless_default = c.pipeline.steps[static_cast<size_t>(step)].op->lossless;
+    return req;
+  };
+  auto fmt_of = [&](int slot) { return plan.steps[static_cast<size_t>(slot) - plan.input_names.size()].out; };
+  if (!c.output.empty())
+    encode_settings(fmt_of(plan.output_slot), output_spec(request(plan.output_slot, c.output), a), common.tile);
+  for (const auto& [slot, path] : keep_slots)
+    encode_settings(fmt_of(slot), output_spec(request(slot, path), a), common.tile);
+
+  ExecContext ctx = context_of(common);
+  ctx.scratch_near = c.output.empty() ? (c.keeps.empty() ? "" : c.keeps[0].second) : c.output;
+  if (!c.single_op) Progress::set_single_line(true);
+  PipelineRun run = run_pipeline(c.pipeline, plan, sources, ctx, !c.single_op);
+  for (size_t i = 0; i < run.results.size(); ++i) {
+    const std::string prefix = c.single_op ? "" : c.pipeline.steps[i].label() + ": ";
+    for (const auto& m : run.results[i].messages) std::cout << prefix << m << "\n";
+    if (!plan.steps[i].image) std::cout << prefix << dump_json(run.results[i].values, c.single_op ? 2 : -1) << "\n";
+  }
+  if (c.output.empty()) return 0;
+
+  CommonOptions out_common = common;
+  out_common.memory = ctx.memory;  // what the steps and the inputs' readers left
+  const int last = static_cast<int>(plan.steps.size()) - 1;
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& [slot, path] : keep_slots) {
+    OutputRequest req = request(slot, path);
+    const int step = slot - static_cast<int>(plan.input_names.size());
+    req.src = run.slots[static_cast<size_t>(slot)].get();
+    req.description = description_of(c.pipeline, run, step, false);
+    req.progress_label = "writing " + path;
+    const OutputResult out = write_output(req, a, out_common);
+    Progress::end_line();
+    print_written(req, out, "kept from " + c.pipeline.steps[static_cast<size_t>(step)].label());
+    kept.push_back({{"step", step + 1}, {"path", path}, {"bytes", out.bytes}});
+  }
+  OutputRequest req = request(plan.output_slot, c.output);
+  req.src = run.output().get();
+  req.description = description_of(c.pipeline, run, last, c.single_op);
+  if (!c.single_op) req.progress_label = "writing " + c.output;
+  const double open_s = since(c.start);
+  const OutputResult out = write_output(req, a, out_common);
+  Progress::end_line();
+  std::string summary = run.results.back().summary;
+  if (!c.single_op) summary = std::to_string(plan.steps.size()) + " steps (" + plan.describe() + ")";
+  print_written(req, out, summary);
+  // The report's device is the last op's; the writer's pass may have run
+  // elsewhere (a CPU pass ends before a starting GPU joins it).
+  nlohmann::json values = c.single_op ? run.results.back().values : nlohmann::json::object();
+  if (values.contains("op_device")) {
+    values["writer_device"] = out.stats.backend;
+    values["device"] = values["op_device"];
+  }
+  values["steps"] = pipeline_report(c.pipeline, plan, run);
+  values["plan"] = plan.describe();
+  if (!kept.empty()) values["kept"] = kept;
+  write_report(common.report, c.command, input_paths.back(), c.output, out, open_s, since(c.start), values);
+  return 0;
+}
+
+}  // namespace tw::cli

@@ -1,0 +1,28 @@
+#pragma once
+// What `tilewave run` and every single-op command share: open the inputs,
+// plan the steps (every check before any work), run them through the
+// pipeline executor, write the kept results and the output, print and
+// report. A single-op command is a one-step pipeline run here.
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jobs/pipeline/pipeline.hpp"
+#include "tools/tilewave/args.hpp"
+
+namespace tw::cli {
+
+struct PipelineCommand {
+  std::string command;                                      // "run", "filter gaussian" (report, messages)
+  std::vector<std::pair<std::string, std::string>> inputs;  // (name steps read it by, path)
+  std::string output;                                       // empty: the last step is a reduction, printed
+  Pipeline pipeline;
+  std::vector<std::pair<std::string, std::string>> keeps;  // (result name or number, path)
+  bool single_op = false;                                  // messages unprefixed, as the op's own command
+  std::chrono::steady_clock::time_point start;
+};
+
+int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOptions& common);
+
+}  // namespace tw::cli

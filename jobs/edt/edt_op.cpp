@@ -20,12 +20,17 @@ void register_edt(OpRegistry& r) {
       "The exact Euclidean distance of every foreground pixel (above T) to the nearest\n"
       "background pixel, as float32 (scipy's ndimage.distance_transform_edt), out of\n"
       "core. Background pixels are 0; with no background at all, every pixel is +inf.";
-  op.takes = "gray or RGB (RGB: BT.601 luma), any sample type";
+  op.takes = "gray of any sample type, or 8/16-bit RGB (BT.601 luma)";
   op.params = {ParamSpec::real("threshold", "T", -1e300, 1e300, "0",
                                "foreground: pixels above T (default 0; RGB uses BT.601 luma)")};
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
     if (in[0].fmt.channels == 2 || in[0].fmt.channels > 4)
       throw InputError(in[0].name + " is " + in[0].fmt.str() + "; edt needs gray or RGB");
+    // Several channels of float or i32 are no colour image (hed's optical
+    // densities): their luma would mean nothing. One is picked first.
+    if (in[0].fmt.channels > 1 && in[0].fmt.type != SampleType::kU8 && in[0].fmt.type != SampleType::kU16)
+      throw InputError(in[0].name + " is " + in[0].fmt.str() +
+                       "; edt reads one channel of that type (pick one first: filter channel --index N)");
     return PixelFormat{SampleType::kF32, 1};
   };
   op.run = [](const std::vector<std::shared_ptr<const TileSource>>& in, const OpParams& p, ExecContext& ctx) {

@@ -21,9 +21,16 @@ struct Border {
 BorderMode parse_border_mode(const std::string& s);  // throws InputError
 const char* border_mode_name(BorderMode m);
 
+#if defined(__CUDACC__)
+#define TW_BORDER_HD __host__ __device__ inline
+#else
+#define TW_BORDER_HD inline
+#endif
+
 // Maps coordinate i onto [0, n) for the mode; -1 for kConstant outside.
 // Valid for any i and any n >= 1 (reflection repeats as often as needed).
-inline int64_t border_index(int64_t i, int64_t n, BorderMode m) {
+// Also compiled for the GPU (a chain's halos are made up on the device).
+TW_BORDER_HD int64_t border_index(int64_t i, int64_t n, BorderMode m) {
   if (i >= 0 && i < n) return i;
   switch (m) {
     case BorderMode::kReflect101: {

@@ -60,6 +60,8 @@ class RawTiles {
                                             const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const = 0;
 };
 
+class DeviceTiles;  // engine/ops/device_tiles.hpp
+
 // Thread-safe: read() may be called from many threads at once.
 class TileSource {
  public:
@@ -96,6 +98,9 @@ class TileSource {
   // The facet of sources that store compressed tiles (a TIFF), for the
   // pyramid's pass-through and split JPEG decoding; null for the others.
   virtual const RawTiles* raw_tiles() const { return nullptr; }
+  // The facet of sources computed on a GPU whose results can stay there for
+  // the next op of a chain (engine/ops/device_tiles.hpp); null for the others.
+  virtual const DeviceTiles* device_tiles() const { return nullptr; }
 
  protected:
   // dst.rect lies inside the level's bounds and is non-empty.

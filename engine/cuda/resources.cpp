@@ -1,11 +1,41 @@
 #include "engine/cuda/resources.hpp"
 
+#include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <set>
 
 #include "engine/memory.hpp"
 
 namespace tw::cuda {
+
+StreamScratch::StreamScratch(cudaStream_t s) : s_(s) {
+  // The pool keeps freed memory for the next tile instead of handing it back
+  // at every synchronisation (the default): set once per device.
+  static std::mutex mu;
+  static std::set<int> done;
+  int dev = 0;
+  TW_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  if (done.insert(dev).second) {
+    cudaMemPool_t pool;
+    TW_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
+    uint64_t keep = UINT64_MAX;
+    TW_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+}
+
+StreamScratch::~StreamScratch() {
+  for (void* p : ptrs_) cudaFreeAsync(p, s_);
+}
+
+uint8_t* StreamScratch::alloc(size_t bytes) {
+  void* p = nullptr;
+  TW_CUDA_CHECK(cudaMallocAsync(&p, bytes ? bytes : 1, s_));
+  ptrs_.push_back(p);
+  return static_cast<uint8_t*>(p);
+}
 
 void* PinnedAllocator::allocate(size_t bytes) const {
   if (wants_huge_pages(bytes)) {

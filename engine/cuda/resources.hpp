@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/image.hpp"
@@ -111,6 +112,23 @@ class PinnedBuffer {
  private:
   T* p_ = nullptr;
   size_t n_ = 0;
+};
+
+// Device memory for one piece of work on one stream (cudaMallocAsync from
+// the device's pool, which keeps what it was given): freed in stream order
+// when the owner goes, so a tile's intermediates live exactly as long as the
+// kernels that use them, and allocating them costs no synchronisation.
+class StreamScratch {
+ public:
+  explicit StreamScratch(cudaStream_t s);
+  ~StreamScratch();
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  uint8_t* alloc(size_t bytes);
+
+ private:
+  cudaStream_t s_;
+  std::vector<void*> ptrs_;
 };
 
 // Page-locked host memory for Image buffers that asynchronous copies read

@@ -9,7 +9,10 @@
 // several lanes, so copies and kernels of different tiles overlap.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -17,10 +20,23 @@
 #include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/lanes.hpp"
+#include "engine/ops/device_tiles.hpp"
 #include "engine/ops/op.hpp"
 #include "engine/ops/op_source.hpp"
 #include "engine/ops/run_op.hpp"
 #include "engine/trace.hpp"
+
+namespace tw {
+// One read of a chain of GPU ops (engine/ops/device_tiles.hpp): its stream,
+// the lane whose pinned buffer stages the first op's input, what stage()
+// read, and the device memory of the intermediates, freed in stream order.
+struct DeviceChain {
+  cudaStream_t stream;
+  cuda::Lane* lane;
+  const Image* host;
+  cuda::StreamScratch scratch;
+};
+}  // namespace tw
 
 namespace tw::ops {
 namespace cuda_detail {
@@ -104,8 +120,62 @@ inline int blocks(int64_t n, int b) {
   return static_cast<int>((n + b - 1) / b);
 }
 
+// Fills the pixels of a w x h buffer (its top-left at (x0, y0) of a W x H
+// image) outside `inside` (buffer coordinates) by the border rule, from the
+// pixels inside: the device's fill_border, for a chain's halos at the edge.
+struct ConstPixel {
+  uint8_t b[16];
+};
+template <class Dummy = void>
+__global__ void fill_border_kernel(uint8_t* buf, size_t pitch, int w, int h, int64_t x0, int64_t y0, int ix, int iy,
+                                   int iw, int ih, int64_t W, int64_t H, BorderMode mode, int bpp, ConstPixel cv) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= w || y >= h) return;
+  if (x >= ix && x < ix + iw && y >= iy && y < iy + ih) return;
+  uint8_t* out = buf + y * pitch + static_cast<size_t>(x) * bpp;
+  if (mode == BorderMode::kConstant) {
+    for (int k = 0; k < bpp; ++k) out[k] = cv.b[k];
+    return;
+  }
+  const int64_t mx = border_index(x0 + x, W, mode) - x0, my = border_index(y0 + y, H, mode) - y0;
+  const uint8_t* src = buf + my * pitch + static_cast<size_t>(mx) * bpp;
+  for (int k = 0; k < bpp; ++k) out[k] = src[k];
+}
+
+// The bytes of one pixel of value v, as TileSource's constant border makes
+// it (integers rounded and saturated).
+template <class T>
+void put_const(ConstPixel& c, int channels, double v) {
+  T t;
+  if constexpr (std::is_integral_v<T>) {
+    const double lo = double(std::numeric_limits<T>::min()), hi = double(std::numeric_limits<T>::max());
+    t = static_cast<T>(std::llround(std::min(hi, std::max(lo, v))));
+  } else {
+    t = static_cast<T>(v);
+  }
+  for (int k = 0; k < channels; ++k) std::memcpy(c.b + k * sizeof(T), &t, sizeof(T));
+}
+inline ConstPixel const_pixel(PixelFormat f, double v) {
+  ConstPixel c{};
+  switch (f.type) {
+    case SampleType::kU8:
+      put_const<uint8_t>(c, f.channels, v);
+      break;
+    case SampleType::kU16:
+      put_const<uint16_t>(c, f.channels, v);
+      break;
+    case SampleType::kI32:
+      put_const<int32_t>(c, f.channels, v);
+      break;
+    case SampleType::kF32:
+      put_const<float>(c, f.channels, v);
+      break;
+  }
+  return c;
+}
+
 template <class Op>
-class CudaOpSource final : public TileSource {
+class CudaOpSource final : public TileSource, public DeviceTiles {
   using In = typename Op::In;
   using Out = typename Op::Out;
 
@@ -117,58 +187,90 @@ class CudaOpSource final : public TileSource {
     if constexpr (std::is_same_v<typename Op::Category, Separable>) {
       if (op_.radius() > kMaxSeparableRadius)
         throw InputError(name + ": filter radius over " + std::to_string(kMaxSeparableRadius));
-      for (int k = 0; k <= 2 * op_.radius(); ++k) taps_.t[k] = op_.taps()[k];
+      for (int k = 0; k < 2 * op_.radius() + 1; ++k) taps_.t[k] = op_.taps()[k];
     }
+  }
+
+  const DeviceTiles* device_tiles() const override { return this; }
+  int device() const override { return pool_.device(); }
+
+  void stage(const Rect& r, Image& host) const override {
+    const Rect sr = r.grown(op_radius(op_));
+    if (fed_on_device(sr))
+      in_->device_tiles()->stage(sr.intersect(in_->level(0).bounds()), host);
+    else
+      host = in_->read(0, sr, op_border(op_));
+  }
+
+  void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
+    const int R = op_radius(op_);
+    const Rect sr = r.grown(R);
+    const PixelFormat fi = in_format<Op>(), fo = out_format<Op>();
+    const size_t ipx = fi.bytes_per_pixel(), in_row = static_cast<size_t>(sr.w) * ipx;
+    const cudaStream_t s = c.stream;
+    uint8_t* din = nullptr;
+    if (fed_on_device(sr)) {
+      // The op below computes the part inside the image straight into this
+      // op's input; the halo outside it is made up here, on the device.
+      din = c.scratch.alloc(in_row * static_cast<size_t>(sr.h));
+      const LevelInfo& l0 = in_->level(0);
+      const Rect inside = sr.intersect(l0.bounds());
+      in_->device_tiles()->compute(
+          inside, din + static_cast<size_t>(inside.y - sr.y) * in_row + static_cast<size_t>(inside.x - sr.x) * ipx,
+          in_row, c);
+      if (inside != sr) {
+        const Border b = op_border(op_);
+        fill_border_kernel<><<<dim3(blocks(sr.w, 32), blocks(sr.h, 8)), dim3(32, 8), 0, s>>>(
+            din, in_row, static_cast<int>(sr.w), static_cast<int>(sr.h), sr.x, sr.y, static_cast<int>(inside.x - sr.x),
+            static_cast<int>(inside.y - sr.y), static_cast<int>(inside.w), static_cast<int>(inside.h), l0.width,
+            l0.height, b.mode, static_cast<int>(ipx), const_pixel(fi, b.value));
+        TW_CUDA_CHECK(cudaGetLastError());
+      }
+    } else {
+      // The chain's first op: its input, read by stage(), goes up once.
+      const size_t bytes = in_row * static_cast<size_t>(sr.h);
+      c.lane->reserve(bytes, 0);
+      const ImageView host_in{fi, sr, in_row, c.lane->host_in.get()};
+      {
+        TraceSpan phase("gpu-op-stage-in", r.h);
+        copy_overlap(c.host->view(), host_in);
+      }
+      din = c.scratch.alloc(bytes);
+      TW_CUDA_CHECK(cudaMemcpyAsync(din, c.lane->host_in.get(), bytes, cudaMemcpyHostToDevice, s));
+      count_uploaded(bytes);
+    }
+    const size_t out_row = static_cast<size_t>(r.w) * fo.bytes_per_pixel();
+    auto* dout = reinterpret_cast<Out*>(pitch == out_row ? dst : c.scratch.alloc(out_row * static_cast<size_t>(r.h)));
+    run_kernels(r, reinterpret_cast<const In*>(din), dout, c);
+    if (reinterpret_cast<uint8_t*>(dout) != dst)
+      TW_CUDA_CHECK(
+          cudaMemcpy2DAsync(dst, pitch, dout, out_row, out_row, static_cast<size_t>(r.h), cudaMemcpyDeviceToDevice, s));
   }
 
  protected:
   void read_inside(int, const ImageView& dst) const override {
-    using Cat = typename Op::Category;
-    const int R = op_radius(op_);
-    const Rect r = dst.rect, sr = r.grown(R);
-    const PixelFormat fi = in_format<Op>(), fo = out_format<Op>();
-    const size_t in_bytes = static_cast<size_t>(sr.w * sr.h) * fi.bytes_per_pixel();
-    const size_t out_bytes = static_cast<size_t>(r.w * r.h) * fo.bytes_per_pixel();
-    size_t mid_bytes = 0;
-    if constexpr (std::is_same_v<Cat, Separable>) mid_bytes = static_cast<size_t>(r.w * Op::kIn * sr.h) * sizeof(float);
+    const Rect r = dst.rect;
+    const PixelFormat fo = out_format<Op>();
     // The input is read before a lane is taken: it may itself be a GPU op
     // drawing on the same shared pool, and holding a lane while waiting for
     // another could leave every lane waiting.
-    const Image input = in_->read(0, sr, op_border(op_));
+    Image host;
+    stage(r, host);
     TraceSpan span("gpu-op", r.h);
     cuda::DeviceScope scope(pool_.device());
     auto lane = pool_.acquire();
+    const size_t out_bytes = static_cast<size_t>(r.w * r.h) * fo.bytes_per_pixel();
     {
       TraceSpan phase("gpu-op-reserve", r.h);
-      lane->reserve(in_bytes, out_bytes, mid_bytes);
-    }
-    const ImageView host_in{fi, sr, static_cast<size_t>(sr.w) * fi.bytes_per_pixel(), lane->host_in.get()};
-    {
-      TraceSpan phase("gpu-op-stage-in", r.h);
-      copy_overlap(input.view(), host_in);
+      lane->reserve(0, out_bytes);
     }
     const cudaStream_t s = lane->stream.get();
-    TW_CUDA_CHECK(cudaMemcpyAsync(lane->dev_in.get(), lane->host_in.get(), in_bytes, cudaMemcpyHostToDevice, s));
-    count_uploaded(in_bytes);
-    const auto* din = reinterpret_cast<const In*>(lane->dev_in.get());
-    auto* dout = reinterpret_cast<Out*>(lane->dev_out.get());
-    const int w = static_cast<int>(r.w), h = static_cast<int>(r.h);
-    if constexpr (std::is_same_v<Cat, Pixel>) {
-      pixel_kernel<Op><<<dim3(blocks(w, 32), blocks(h, 8)), dim3(32, 8), 0, s>>>(op_, din, dout, w, h);
-    } else if constexpr (std::is_same_v<Cat, Neighborhood>) {
-      const LevelInfo& l0 = info_.levels[0];
-      launch_neighborhood(op_, din, dout, w, h, R, r.x, r.y, l0.width, l0.height, s);
-    } else {
-      auto* mid = reinterpret_cast<float*>(lane->dev_mid.get());
-      const int wc = w * Op::kIn;
-      separable_rows<Op><<<dim3(blocks(wc, 128), static_cast<unsigned>(sr.h)), 128, 0, s>>>(taps_, R, din, mid, wc,
-                                                                                            static_cast<int>(sr.h));
-      separable_cols<Op>
-          <<<dim3(blocks(wc, 128), static_cast<unsigned>(h)), 128, 0, s>>>(op_, taps_, R, mid, dout, wc, h);
+    {
+      DeviceChain c{s, &*lane, &host, cuda::StreamScratch(s)};
+      compute(r, lane->dev_out.get(), static_cast<size_t>(r.w) * fo.bytes_per_pixel(), c);
+      TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), lane->dev_out.get(), out_bytes, cudaMemcpyDeviceToHost, s));
+      count_downloaded(out_bytes);
     }
-    TW_CUDA_CHECK(cudaGetLastError());
-    TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), dout, out_bytes, cudaMemcpyDeviceToHost, s));
-    count_downloaded(out_bytes);
     {
       TraceSpan phase("gpu-op-sync", r.h);
       lane->stream.sync();
@@ -179,6 +281,53 @@ class CudaOpSource final : public TileSource {
   }
 
  private:
+  // Whether this op's input for `sr` comes from the op below on the device:
+  // it is a GPU op on this device, and the border rule maps every pixel of
+  // the halo onto the part of `sr` inside the image (always, but for halos
+  // wider than the image; those take the host path).
+  bool fed_on_device(const Rect& sr) const {
+    const DeviceTiles* d = in_->device_tiles();
+    if (!d || d->device() != pool_.device()) return false;
+    const LevelInfo& l0 = in_->level(0);
+    const Rect inside = sr.intersect(l0.bounds());
+    if (inside.empty()) return false;
+    const BorderMode m = op_border(op_).mode;
+    if (m == BorderMode::kConstant || inside == sr) return true;
+    for (const int64_t x : {sr.x, sr.x1() - 1}) {
+      const int64_t mx = border_index(x, l0.width, m);
+      if (mx < inside.x || mx >= inside.x1()) return false;
+    }
+    for (const int64_t y : {sr.y, sr.y1() - 1}) {
+      const int64_t my = border_index(y, l0.height, m);
+      if (my < inside.y || my >= inside.y1()) return false;
+    }
+    // Reflection is monotone between the ends and the edge: the ends bound it.
+    return true;
+  }
+
+  // The op's kernels from din (the input with its halo) into dout (w x h).
+  void run_kernels(const Rect& r, const In* din, Out* dout, DeviceChain& c) const {
+    using Cat = typename Op::Category;
+    const int R = op_radius(op_);
+    const Rect sr = r.grown(R);
+    const int w = static_cast<int>(r.w), h = static_cast<int>(r.h);
+    const cudaStream_t s = c.stream;
+    if constexpr (std::is_same_v<Cat, Pixel>) {
+      pixel_kernel<Op><<<dim3(blocks(w, 32), blocks(h, 8)), dim3(32, 8), 0, s>>>(op_, din, dout, w, h);
+    } else if constexpr (std::is_same_v<Cat, Neighborhood>) {
+      const LevelInfo& l0 = info_.levels[0];
+      launch_neighborhood(op_, din, dout, w, h, R, r.x, r.y, l0.width, l0.height, s);
+    } else {
+      const int wc = w * Op::kIn;
+      auto* mid = reinterpret_cast<float*>(c.scratch.alloc(static_cast<size_t>(wc) * sr.h * sizeof(float)));
+      separable_rows<Op><<<dim3(blocks(wc, 128), static_cast<unsigned>(sr.h)), 128, 0, s>>>(taps_, R, din, mid, wc,
+                                                                                            static_cast<int>(sr.h));
+      separable_cols<Op>
+          <<<dim3(blocks(wc, 128), static_cast<unsigned>(h)), 128, 0, s>>>(op_, taps_, R, mid, dout, wc, h);
+    }
+    TW_CUDA_CHECK(cudaGetLastError());
+  }
+
   std::shared_ptr<const TileSource> in_;
   Op op_;
   Taps taps_{};

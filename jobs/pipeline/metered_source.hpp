@@ -25,6 +25,9 @@ class MeteredSource final : public TileSource {
  public:
   MeteredSource(std::shared_ptr<const TileSource> in, std::shared_ptr<StepMeter> meter);
   const RawTiles* raw_tiles() const override { return in_->raw_tiles(); }
+  // A GPU op reading this step's result takes it on the device (the chain
+  // then counts as the reading step's visits and time).
+  const DeviceTiles* device_tiles() const override { return in_->device_tiles(); }
   void set_read_cache(size_t bytes) const override { in_->set_read_cache(bytes); }
   size_t decode_unit_bytes(int level) const override { return in_->decode_unit_bytes(level); }
   void set_decode_budget(size_t bytes) const override { in_->set_decode_budget(bytes); }

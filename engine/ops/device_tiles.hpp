@@ -1,0 +1,34 @@
+#pragma once
+// GPU residency of chained ops: a source computed on a GPU can give a region
+// of its result in device memory, so the op that reads it runs on the same
+// tile without the round trip through the host (a chain of N ops costs one
+// upload and one download per tile, not N of each).
+//
+// A read of the chain's last op runs in two phases: stage() walks down the
+// chain on the host and reads, from the first op's host input, the region
+// the whole chain needs (every op's halo summed) — before any stream or
+// buffer is taken, since that input may itself be a GPU op drawing on the
+// same pool; then compute() runs every op of the chain on one stream, each
+// op's input made by the op below it in device memory.
+#include <cstdint>
+
+#include "engine/geometry.hpp"
+#include "engine/image.hpp"
+
+namespace tw {
+
+struct DeviceChain;  // engine/ops/op_cuda.cuh: the stream, staging and scratch of one read
+
+class DeviceTiles {
+ public:
+  virtual ~DeviceTiles() = default;
+  virtual int device() const = 0;
+  // Reads into `host` what the chain's first op needs, from its host input,
+  // to compute `r` (inside the level) at the top.
+  virtual void stage(const Rect& r, Image& host) const = 0;
+  // Computes `r` into device memory at dst (rows `pitch` bytes apart), on
+  // the chain's stream; `host` is what stage() read.
+  virtual void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& chain) const = 0;
+};
+
+}  // namespace tw

@@ -160,9 +160,14 @@ nlohmann::json pipeline_report(const Pipeline& p, const PipelinePlan& plan, cons
                  : ps.barrier ? "barrier"
                               : "streamed"},
         {"pixel_type", ps.image ? ps.out.str() : ""},
-        {"tile_visits", m.visits.load()},
+        // Reads of the step's result (by the next steps or the writer):
+        // for a streamed step, the tiles it computed.
+        {"result_reads", m.visits.load()},
         {"pixels_read", m.pixels.load()},
     };
+    const nlohmann::json& v = run.results[i].values;
+    // Tile visits: a streamed step's computed tiles; a wavefront's visits.
+    j["tile_visits"] = ps.barrier && v.contains("tile_visits") ? v["tile_visits"] : nlohmann::json(m.visits.load());
     if (!st.name.empty()) j["name"] = st.name;
     ByteCounts bytes = m.bytes();
     if (ps.barrier) {

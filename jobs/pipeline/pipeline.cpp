@@ -96,7 +96,12 @@ PipelineStep parse_step(const std::string& text, int number) {
   }
   if (i >= w.size()) throw ParamError(where + " is empty" + (st.name.empty() ? "" : " after its name"));
   const OpRegistry& reg = op_registry();
-  if (i + 1 < w.size()) st.op = reg.find_command({w[i], w[i + 1]});
+  // A family's op takes two words ("filter gaussian"); find_command also
+  // matches a one-word command followed by anything ("reconstruct m g").
+  if (i + 1 < w.size()) {
+    st.op = reg.find_command({w[i], w[i + 1]});
+    if (st.op && st.op->command.size() != 2) st.op = nullptr;
+  }
   if (st.op) {
     i += 2;
   } else {

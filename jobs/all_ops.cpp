@@ -10,6 +10,9 @@
   X(canny)               \
   X(hed)                 \
   X(gamma)               \
+  X(channel)             \
+  X(convert)             \
+  X(math)                \
   X(stats)               \
   X(reconstruct_ops)     \
   X(edt)

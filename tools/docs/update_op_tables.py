@@ -6,9 +6,9 @@
 
 A table already in some page is replaced where it stands; a new op's table
 goes under an "## Options" heading at the end of the page for its command
-(filter ops and stats: filters.md; reconstruct, fill-holes, hdome:
-reconstruct.md; edt: edt.md; any other: docs/ops/NAME.md). The test
-OpDocs.OptionsTablesAreTheRegistrys fails until this has been run."""
+(filter ops and stats: filters.md; the math family: math.md; reconstruct,
+fill-holes, hdome: reconstruct.md; edt: edt.md; any other:
+docs/ops/NAME.md). The test OpDocs.OptionsTablesAreTheRegistrys fails until this has been run."""
 import os
 import re
 import subprocess
@@ -33,6 +33,8 @@ def home(name):
         words = line.split()
         if words[:2] == ["filter", name] or words[:1] == ["stats"] and name == "stats":
             return "filters.md"
+        if words[:2] == ["math", name]:
+            return "math.md"
     return name + ".md"
 
 

@@ -1,0 +1,64 @@
+// Registration of `tilewave filter channel` (kernels/channel/channel.hpp).
+#include "kernels/channel/channel.hpp"
+#include "kernels/point/filter_support.hpp"
+
+namespace tw::ops {
+namespace {
+
+template <class T>
+SourceP channel_of(const SourceP& in, int channels, int index, const Backend& b) {
+  switch (channels) {
+    case 2:
+      return run_op(in, Channel<T, 2>{index}, b, "channel");
+    case 3:
+      return run_op(in, Channel<T, 3>{index}, b, "channel");
+    default:
+      return run_op(in, Channel<T, 4>{index}, b, "channel");
+  }
+}
+
+}  // namespace
+
+void register_channel(OpRegistry& r) {
+  OpDef op = filter_op("channel", OpCategory::kPixel);
+  op.summary = "channel N (0-based) of a multi-channel image, same sample type, single-channel";
+  op.usage = "--index N";
+  op.help =
+      "Picks channel N (0-based) of an image of 2 to 4 channels and writes it as a\n"
+      "single-channel image of the same sample type, bit for bit (e.g. hematoxylin:\n"
+      "channel 0 of filter hed's float32 result).";
+  op.takes = "any sample type (u8, u16, i32, f32), 2 to 4 channels";
+  op.params = {ParamSpec::integer("index", "N", 0, 3, "", "the channel to keep, 0-based").needed()};
+  op.output_format = [](const std::vector<ImageType>& in, const OpParams& p) {
+    const PixelFormat f = in[0].fmt;
+    if (f.channels < 2 || f.channels > 4)
+      throw InputError("channel: " + in[0].name + " is " + f.str() + "; channel needs 2 to 4 channels");
+    const int64_t index = p.integer("index");
+    if (index >= f.channels)
+      throw InputError("channel: --index " + std::to_string(index) + " but " + in[0].name + " is " + f.str());
+    return PixelFormat{f.type, 1};
+  };
+  op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
+    const PixelFormat f = in[0]->info().fmt;
+    const int index = static_cast<int>(p.integer("index"));
+    SourceP out;
+    switch (f.type) {
+      case SampleType::kU8:
+        out = channel_of<uint8_t>(in[0], f.channels, index, ctx.backend);
+        break;
+      case SampleType::kU16:
+        out = channel_of<uint16_t>(in[0], f.channels, index, ctx.backend);
+        break;
+      case SampleType::kI32:
+        out = channel_of<int32_t>(in[0], f.channels, index, ctx.backend);
+        break;
+      case SampleType::kF32:
+        out = channel_of<float>(in[0], f.channels, index, ctx.backend);
+        break;
+    }
+    return filter_result("channel", std::move(out), ctx);
+  };
+  r.add(std::move(op));
+}
+
+}  // namespace tw::ops

@@ -1,0 +1,104 @@
+// Pipelines on the GPU: every chain of pipeline_chains.hpp run with
+// --device cuda gives the bytes of the same steps run one by one on the GPU,
+// which are the CPU's, at tile sizes 64, 67, 256 and the whole image, and out
+// of core; a fused run of GPU ops crosses the bus once per tile each way.
+#include <gtest/gtest.h>
+
+#include "tests/jobs/pipeline_chains.hpp"
+#include "tests/support/gpu.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+// "" when the two references hold the same bytes at every step.
+std::string references_diff(const test::Chain& c, const test::Reference& a, const test::Reference& b) {
+  for (size_t k = 1; k < a.images.size(); ++k) {
+    if (a.images[k].empty() != b.images[k].empty()) return "step " + std::to_string(k) + ": image in one only";
+    if (a.images[k].empty()) continue;
+    const std::string d = test::bytes_diff(a.images[k].view(), b.images[k].view());
+    if (!d.empty()) return "step " + std::to_string(k) + " (" + c.steps[k - 1].text + "): " + d;
+  }
+  return "";
+}
+
+uint64_t sum_of(const nlohmann::json& report, const char* key) {
+  uint64_t s = 0;
+  for (const auto& step : report) s += step[key].get<uint64_t>();
+  return s;
+}
+
+class PipelineCuda : public ::testing::TestWithParam<test::Chain> {
+ protected:
+  void SetUp() override {
+    TW_REQUIRE_GPU();
+    const std::string missing = test::missing_ops(GetParam());
+    if (!missing.empty()) GTEST_SKIP() << "not registered: " << missing;
+  }
+};
+
+TEST_P(PipelineCuda, EqualTheStepsRunSeparatelyAndTheCpu) {
+  const test::Chain& c = GetParam();
+  const auto input = test::slide(301, 257, 5);
+  const test::Reference cpu = test::run_separately(c, input);
+  const test::Reference gpu = test::run_separately(c, input, Backend::cuda(0));
+  ASSERT_EQ(references_diff(c, cpu, gpu), "") << "the steps alone, CPU vs CUDA";
+  for (int64_t tile : {64, 67, 256, 301}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    ExecContext ctx;
+    ctx.tile = tile;
+    ctx.backend = Backend::cuda(0);
+    const test::ChainRun r = test::run_chain(c, input, ctx);
+    EXPECT_EQ(test::results_diff(c, r.run, gpu, tile), "");
+    const nlohmann::json report = pipeline_report(*r.pipeline, r.plan, r.run);
+    EXPECT_GT(sum_of(report, "bytes_uploaded"), 0u) << "nothing ran on the GPU: " << report.dump();
+  }
+}
+
+TEST_P(PipelineCuda, EqualOutOfCore) {
+  const test::Chain& c = GetParam();
+  const int64_t w = 1400, h = 1111;
+  const auto input = test::slide(w, h, 9);
+  const test::Reference cpu = test::run_separately(c, input);
+  ExecContext ctx;
+  ctx.memory = static_cast<size_t>(w * h * 3) / 9;
+  ctx.tile = 128;
+  ctx.backend = Backend::cuda(0);
+  const test::ChainRun r = test::run_chain(c, input, ctx);
+  EXPECT_EQ(test::results_diff(c, r.run, cpu, 128), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Chains, PipelineCuda, ::testing::ValuesIn(test::pipeline_chains()),
+                         [](const auto& info) { return info.param.name; });
+
+// A fused run of five GPU ops on RGB: each tile (with the summed halo of
+// every op) goes up once and its result comes down once — not once per op,
+// which would move about 9 bytes a pixel up instead of 3.
+TEST(PipelineCudaResidency, FusedRunCrossesTheBusOnce) {
+  TW_REQUIRE_GPU();
+  const test::Chain c = test::pipeline_chains()[0];
+  ASSERT_EQ(c.name, "NeighbourhoodRun");
+  const int64_t w = 1000, h = 777;
+  const auto input = test::slide(w, h, 4);
+  ExecContext ctx;
+  ctx.backend = Backend::cuda(0);
+  const ByteCounts before = process_byte_counts();
+  const test::ChainRun r = test::run_chain(c, input, ctx);
+  const Image out = test::read_tiled(*r.run.output(), 256);
+  const ByteCounts moved = process_byte_counts() - before;
+  const double up = static_cast<double>(moved.uploaded), down = static_cast<double>(moved.downloaded);
+  // The report charges every byte moved to some step.
+  const nlohmann::json report = pipeline_report(*r.pipeline, r.plan, r.run);
+  EXPECT_EQ(sum_of(report, "bytes_uploaded"), moved.uploaded) << report.dump();
+  EXPECT_EQ(sum_of(report, "bytes_downloaded"), moved.downloaded) << report.dump();
+  const double pixels = static_cast<double>(w * h);
+  std::printf("[ info     ] fused run of 5 GPU ops: %.2f bytes up, %.2f bytes down a pixel\n", up / pixels,
+              down / pixels);
+  EXPECT_GT(up, 3 * pixels) << "the RGB input goes up";
+  EXPECT_LT(up, 1.5 * 3 * pixels) << report.dump();
+  EXPECT_GE(down, pixels) << "the gray result comes down";
+  EXPECT_LT(down, 1.5 * pixels) << report.dump();
+}
+
+}  // namespace
+}  // namespace tw

@@ -82,10 +82,30 @@ std::string step_words(const PipelineStep& st) {
   return s;
 }
 
+// For each step, the last step whose run reads its result, directly or
+// through the streamed steps after it (a streamed step is read when its
+// reader is); n for results read to the end: the output and kept ones.
+std::vector<int> last_use(const PipelinePlan& plan, const std::vector<int>& keep_slots) {
+  const int n = static_cast<int>(plan.steps.size()), first = static_cast<int>(plan.input_names.size());
+  std::vector<int> live(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) live[static_cast<size_t>(i)] = i;
+  live.back() = n;
+  for (int s : keep_slots) live[static_cast<size_t>(s - first)] = n;
+  for (int j = n - 1; j >= 0; --j) {
+    const PlannedStep& ps = plan.steps[static_cast<size_t>(j)];
+    for (int s : ps.reads) {
+      if (s < first) continue;
+      int& l = live[static_cast<size_t>(s - first)];
+      l = std::max(l, ps.barrier ? j : live[static_cast<size_t>(j)]);
+    }
+  }
+  return live;
+}
+
 }  // namespace
 
 PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::vector<SourceP>& inputs,
-                         ExecContext& ctx, bool progress_steps) {
+                         ExecContext& ctx, bool progress_steps, const std::vector<int>& keep_slots) {
   if (inputs.size() != plan.input_names.size()) throw InternalError("run_pipeline: inputs do not match the plan");
   PipelineRun run;
   run.slots = inputs;
@@ -103,7 +123,10 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
       ctx.take_memory(reserve_decode_memory(*inputs[k], ctx.memory, ctx.thread_count()));
   }
   const int n = static_cast<int>(plan.steps.size());
+  const std::vector<int> live = last_use(plan, keep_slots);
+  std::vector<size_t> taken(static_cast<size_t>(n), 0);
   for (int i = 0; i < n; ++i) {
+    const size_t memory_before = ctx.memory;
     const PlannedStep& ps = plan.steps[static_cast<size_t>(i)];
     const PipelineStep& st = *ps.step;
     std::vector<SourceP> in;
@@ -141,6 +164,18 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
     run.barriers.push_back(b);
     run.slots.push_back(res.image ? std::make_shared<MeteredSource>(res.image, meter) : nullptr);
     run.results.push_back(std::move(res));
+    taken[static_cast<size_t>(i)] = memory_before - ctx.memory;
+    // Results nothing reads any more (a barrier's store once the barriers
+    // after it have read it) go, and the memory they held goes back to the
+    // budget: a chain of any number of barriers runs where each step does.
+    for (int k = 0; k <= i; ++k) {
+      const size_t ks = static_cast<size_t>(k), slot = static_cast<size_t>(plan.slot_of_step(k));
+      if (live[ks] != i || !run.slots[slot]) continue;
+      run.slots[slot].reset();
+      run.results[ks].image.reset();
+      ctx.memory += taken[ks];
+      taken[ks] = 0;
+    }
   }
   return run;
 }

@@ -36,9 +36,12 @@ struct PipelineRun {
 // inputs read with halos) from ctx.memory, then runs every step in order.
 // Errors name the step. `progress_steps`: show each barrier on the progress
 // line ("step 4/6 fill-holes").
+// `keep_slots`: results read after the run (--keep), besides the output.
+// Results nothing reads any more are let go as the run goes (their memory
+// back to ctx.memory); their slots are then null.
 PipelineRun run_pipeline(const Pipeline& p, const PipelinePlan& plan,
                          const std::vector<std::shared_ptr<const TileSource>>& inputs, ExecContext& ctx,
-                         bool progress_steps = false);
+                         bool progress_steps = false, const std::vector<int>& keep_slots = {});
 
 // Per step: its kind, visits, pixels, time, bytes spilled and moved
 // between host and device, and the op's own figures (call after the result

@@ -85,7 +85,12 @@ PipelineStep parse_step(const std::string& text, int number) {
   st.number = number;
   st.text = text;
   const std::string where = "step " + std::to_string(number);
-  std::vector<std::string> w = split_words(text);
+  std::vector<std::string> w;
+  try {
+    w = split_words(text);
+  } catch (const ParamError& e) {
+    throw ParamError(where + ": " + e.what());
+  }
   size_t i = 0;
   if (!w.empty() && w[0].size() > 1 && w[0].back() == ':') {
     st.name = w[0].substr(0, w[0].size() - 1);
@@ -180,7 +185,14 @@ std::vector<std::string> read_pipeline_file(const std::string& path) {
   std::vector<std::string> steps;
   std::string line;
   while (std::getline(f, line)) {
-    if (!split_words(line).empty()) steps.push_back(line);
+    // Blank and comment lines are skipped; a line that does not split (an
+    // open quote) is kept, for parse_step to refuse with its step number.
+    bool blank = false;
+    try {
+      blank = split_words(line).empty();
+    } catch (const ParamError&) {
+    }
+    if (!blank) steps.push_back(line);
   }
   if (f.bad()) throw InputError("cannot read pipeline file " + path);
   return steps;

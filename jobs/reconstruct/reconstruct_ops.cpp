@@ -18,7 +18,8 @@ double max_value(PixelFormat f) {
 
 PixelFormat require_gray(const ImageType& in, const std::string& what) {
   if (in.fmt.channels != 1 || (in.fmt.type != SampleType::kU8 && in.fmt.type != SampleType::kU16))
-    throw InputError(what + " " + in.name + " is " + in.fmt.str() + "; this needs 8- or 16-bit single-channel images");
+    throw InputError((what.empty() ? "" : what + " ") + in.name + " is " + in.fmt.str() +
+                     "; this needs 8- or 16-bit single-channel images");
   return in.fmt;
 }
 
@@ -137,7 +138,7 @@ void register_fill_holes(OpRegistry& r) {
       "ndimage.binary_fill_holes.";
   op.takes = "8- or 16-bit gray";
   op.params = {connectivity("4", "connectivity of the background: 4 (default, as scipy) or 8")};
-  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) { return require_gray(in[0], "the input"); };
+  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) { return require_gray(in[0], ""); };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const PixelFormat fmt = in[0]->info().fmt;
     const int64_t W = in[0]->level(0).width, H = in[0]->level(0).height;
@@ -185,7 +186,7 @@ void register_hdome(OpRegistry& r) {
   op.params = {ParamSpec::integer("h", "H", 1, 65535, "", "dome height (required): marker = image - H").needed(),
                connectivity("8", "4 or 8 (default)")};
   op.output_format = [](const std::vector<ImageType>& in, const OpParams& p) {
-    const PixelFormat f = require_gray(in[0], "the input");
+    const PixelFormat f = require_gray(in[0], "");
     p.integer_in("h", 1, static_cast<int64_t>(max_value(f)));
     return f;
   };

@@ -172,7 +172,12 @@ inline ChainRun run_chain(const Chain& c, const SourceP& input, ExecContext& ctx
   ChainRun r;
   r.pipeline = std::make_unique<Pipeline>(parse_pipeline(texts_of(c)));
   r.plan = plan_pipeline(*r.pipeline, {{"input", {input->info().fmt, "input"}}});
-  r.run = run_pipeline(*r.pipeline, r.plan, {input}, ctx);
+  // Every result is compared, so every one is kept (the executor lets go of
+  // those nothing reads any more; PipelineCli.ManyBarriers... covers that).
+  std::vector<int> all;
+  for (size_t i = 0; i < r.plan.steps.size(); ++i)
+    if (r.plan.steps[i].image) all.push_back(r.plan.slot_of_step(static_cast<int>(i)));
+  r.run = run_pipeline(*r.pipeline, r.plan, {input}, ctx, false, all);
   return r;
 }
 

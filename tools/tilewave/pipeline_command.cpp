@@ -73,7 +73,9 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   ExecContext ctx = context_of(common);
   ctx.scratch_near = c.output.empty() ? (c.keeps.empty() ? "" : c.keeps[0].second) : c.output;
   if (!c.single_op) Progress::set_single_line(true);
-  PipelineRun run = run_pipeline(c.pipeline, plan, sources, ctx, !c.single_op);
+  std::vector<int> kept;
+  for (const auto& k : keep_slots) kept.push_back(k.first);
+  PipelineRun run = run_pipeline(c.pipeline, plan, sources, ctx, !c.single_op, kept);
   for (size_t i = 0; i < run.results.size(); ++i) {
     const std::string prefix = c.single_op ? "" : c.pipeline.steps[i].label() + ": ";
     for (const auto& m : run.results[i].messages) std::cout << prefix << m << "\n";
@@ -84,7 +86,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   CommonOptions out_common = common;
   out_common.memory = ctx.memory;  // what the steps and the inputs' readers left
   const int last = static_cast<int>(plan.steps.size()) - 1;
-  nlohmann::json kept = nlohmann::json::array();
+  nlohmann::json kept_files = nlohmann::json::array();
   for (const auto& [slot, path] : keep_slots) {
     OutputRequest req = request(slot, path);
     const int step = slot - static_cast<int>(plan.input_names.size());
@@ -94,7 +96,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
     const OutputResult out = write_output(req, a, out_common);
     Progress::end_line();
     print_written(req, out, "kept from " + c.pipeline.steps[static_cast<size_t>(step)].label());
-    kept.push_back({{"step", step + 1}, {"path", path}, {"bytes", out.bytes}});
+    kept_files.push_back({{"step", step + 1}, {"path", path}, {"bytes", out.bytes}});
   }
   OutputRequest req = request(plan.output_slot, c.output);
   req.src = run.output().get();
@@ -115,7 +117,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   }
   values["steps"] = pipeline_report(c.pipeline, plan, run);
   values["plan"] = plan.describe();
-  if (!kept.empty()) values["kept"] = kept;
+  if (!kept_files.empty()) values["kept"] = kept_files;
   write_report(common.report, c.command, input_paths.back(), c.output, out, open_s, since(c.start), values);
   return 0;
 }

@@ -2,6 +2,9 @@
 
 #include <sys/mman.h>
 #include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
 #if __has_include(<malloc.h>)
 #include <malloc.h>
 #endif
@@ -71,6 +74,15 @@ void release_free_heap() {
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
+}
+
+void release_free_heap_now_and_then() {
+  using Clock = std::chrono::steady_clock;
+  static std::atomic<int64_t> next{0};
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  int64_t due = next.load(std::memory_order_relaxed);
+  if (now < due || !next.compare_exchange_strong(due, now + 50)) return;
+  release_free_heap();
 }
 
 void* allocate_huge(size_t bytes) {

@@ -16,6 +16,10 @@ size_t peak_rss_bytes();
 // scattered order (the wavefront's tile cache) call it before the next
 // phase, whose budget would otherwise come on top of the freed pages.
 void release_free_heap();
+// The same, at most every 50 ms (from any thread), for loops that allocate
+// and free buffers of many sizes on many threads while long-lived ones build
+// up between them (scratch stores filling from a chain of ops).
+void release_free_heap_now_and_then();
 
 // Buffers this large (a band of a wide level: tens of MB) go on 2 MB pages
 // where the kernel offers them (THP "madvise", the Debian and Ubuntu

@@ -112,6 +112,11 @@ void ScratchStore::evict_locked() {
 ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty, bool overwrite) {
   TW_ASSERT(tx >= 0 && ty >= 0 && tx < grid_.cols() && ty < grid_.rows());
   const int64_t index = ty * grid_.cols() + tx;
+  // Stores fill from chains of ops whose buffers of many sizes, freed on
+  // many threads between the stores' long-lived tiles, leave free pages in
+  // glibc's heaps: handed back now and then (outside the lock), or a
+  // pipeline's RSS grew a third over its --memory.
+  release_free_heap_now_and_then();
   std::lock_guard<std::mutex> l(mu_);
   auto it = entries_.find(index);
   Entry* e;

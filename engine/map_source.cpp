@@ -1,5 +1,7 @@
 #include "engine/map_source.hpp"
 
+#include "engine/read_pieces.hpp"
+
 namespace tw {
 
 MapSource::MapSource(std::vector<const TileSource*> inputs, PixelFormat out_fmt, RowFn fn, std::string name)
@@ -21,7 +23,13 @@ MapSource::MapSource(std::vector<const TileSource*> inputs, PixelFormat out_fmt,
   info_.levels.push_back(li);
 }
 
-void MapSource::read_inside(int, const ImageView& dst) const {
+void MapSource::read_inside(int, const ImageView& whole) const {
+  size_t bpp = info_.fmt.bytes_per_pixel();
+  for (const TileSource* s : inputs_) bpp += s->info().fmt.bytes_per_pixel();
+  for_each_read_piece(whole, bpp, 0, [&](const ImageView& dst) { compute(dst); });
+}
+
+void MapSource::compute(const ImageView& dst) const {
   std::vector<Image> in;
   in.reserve(inputs_.size());
   for (const TileSource* s : inputs_) in.push_back(s->read(0, dst.rect));

@@ -22,6 +22,7 @@ class MapSource : public TileSource {
   void read_inside(int level, const ImageView& dst) const override;
 
  private:
+  void compute(const ImageView& dst) const;  // one piece of a read
   std::vector<const TileSource*> inputs_;
   RowFn fn_;
 };

@@ -24,6 +24,7 @@
 #include "engine/ops/op.hpp"
 #include "engine/ops/op_source.hpp"
 #include "engine/ops/run_op.hpp"
+#include "engine/read_pieces.hpp"
 #include "engine/trace.hpp"
 
 namespace tw {
@@ -248,7 +249,15 @@ class CudaOpSource final : public TileSource, public DeviceTiles {
   }
 
  protected:
-  void read_inside(int, const ImageView& dst) const override {
+  void read_inside(int, const ImageView& whole) const override {
+    // Pieces of up to 16 MB of the chain's input: large enough to fill the
+    // GPU, bounded whatever the read (a writer's band across the image).
+    for_each_read_piece(
+        whole, std::max(in_format<Op>().bytes_per_pixel(), out_format<Op>().bytes_per_pixel()), op_radius(op_),
+        [&](const ImageView& piece) { read_piece(piece); }, 4 * kReadPieceBytes);
+  }
+
+  void read_piece(const ImageView& dst) const {
     const Rect r = dst.rect;
     const PixelFormat fo = out_format<Op>();
     // The input is read before a lane is taken: it may itself be a GPU op

@@ -5,6 +5,7 @@
 // halo of the op's radius, so any tiling gives the whole-image result.
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -13,6 +14,7 @@
 
 #include "engine/ops/op.hpp"
 #include "engine/ops/separable.hpp"
+#include "engine/read_pieces.hpp"
 #include "engine/tile_source.hpp"
 
 namespace tw::ops {
@@ -49,6 +51,12 @@ class CpuOpSource final : public TileSource {
 
  protected:
   void read_inside(int, const ImageView& dst) const override {
+    const size_t bpp = std::max(in_format<Op>().bytes_per_pixel(), out_format<Op>().bytes_per_pixel());
+    for_each_read_piece(dst, bpp, op_radius(op_), [&](const ImageView& piece) { compute(piece); });
+  }
+
+ private:
+  void compute(const ImageView& dst) const {
     using Cat = typename Op::Category;
     const LevelInfo& l0 = info_.levels[0];
     const Rect r = dst.rect;
@@ -82,7 +90,6 @@ class CpuOpSource final : public TileSource {
     }
   }
 
- private:
   std::shared_ptr<const TileSource> in_;
   Op op_;
 };

@@ -2,21 +2,147 @@
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/memory.hpp"
 #include "engine/memory_source.hpp"
 #include "jobs/edt/edt_support.hpp"
 #include "kernels/edt/edt_row.hpp"
 
 namespace tw {
+
+namespace {
+
+// The EDT's result, computed when read: the row pass (kernels/edt/edt_row.hpp)
+// over rows of the column distances min(up, down). A row needs the whole
+// width, so rows are made in bands of kBand that a few reads share (the
+// writer reads a band of tiles across the image): a small cache of bands,
+// each made once by whichever reader needs it first.
+class RowPassSource final : public TileSource {
+ public:
+  static constexpr int64_t kBand = 32;
+  RowPassSource(std::shared_ptr<Spillable> col, int64_t inf, size_t cache_bytes) : col_(std::move(col)), inf_(inf) {
+    const LevelInfo& l = col_->level();
+    W_ = l.width, H_ = l.height;
+    info_.path = "edt";
+    info_.format = "computed";
+    info_.fmt = PixelFormat{SampleType::kF32, 1};
+    LevelInfo li;
+    li.width = W_, li.height = H_;
+    li.compression = "none (computed)";
+    info_.levels.push_back(li);
+    inf2_ = W_ * W_ + H_ * H_ + 1;
+    const size_t band_bytes = static_cast<size_t>(W_ * kBand) * 4;
+    max_bands_ = std::max<size_t>(2, cache_bytes / std::max<size_t>(band_bytes, 1));
+  }
+
+ protected:
+  void read_inside(int, const ImageView& dst) const override {
+    const Rect r = dst.rect;
+    for (int64_t b = r.y / kBand; b <= (r.y1() - 1) / kBand; ++b) {
+      const std::shared_ptr<const Image> band = get(b);
+      copy_overlap(band->view(), dst);
+    }
+  }
+
+ private:
+  struct Slot {
+    std::once_flag made;
+    Image img;
+  };
+
+  std::shared_ptr<const Image> get(int64_t b) const {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = bands_.find(b);
+      if (it == bands_.end()) {
+        // Let go of the least recent band nobody reads now.
+        while (bands_.size() >= max_bands_) {
+          auto victim = bands_.end();
+          for (auto k = bands_.begin(); k != bands_.end(); ++k)
+            if (k->second.second.use_count() == 1 && (victim == bands_.end() || k->second.first < victim->second.first))
+              victim = k;
+          if (victim == bands_.end()) break;
+          bands_.erase(victim);
+        }
+        it = bands_.emplace(b, std::make_pair(0, std::make_shared<Slot>())).first;
+      }
+      it->second.first = ++clock_;
+      slot = it->second.second;
+    }
+    std::call_once(slot->made, [&] { slot->img = make_band(b); });
+    // The slot keeps the band alive for this reader even if evicted.
+    return std::shared_ptr<const Image>(slot, &slot->img);
+  }
+
+  Image make_band(int64_t b) const {
+    release_free_heap_now_and_then();  // bands come and go between the writer's buffers
+    const int64_t y0 = b * kBand, rows = std::min(kBand, H_ - y0);
+    Image tmp;
+    const ImageView c = col_->peek(Rect(0, y0, W_, rows), tmp);
+    Image out(info_.fmt, Rect(0, y0, W_, rows));
+    const bool small = inf2_ < (int64_t{1} << 29);
+    // Isolated: a thread waiting here for the band's rows must not take up
+    // another read meanwhile (it could ask for this same band, made under
+    // call_once: a deadlock; or nest band after band on its stack).
+    tbb::this_task_arena::isolate([&] {
+      tbb::parallel_for(y0, y0 + rows, [&](int64_t y) {
+        if (small)
+          row(c, y, out, static_cast<int32_t*>(nullptr));
+        else
+          row(c, y, out, static_cast<int64_t*>(nullptr));
+      });
+    });
+    return out;
+  }
+
+  // One row: squared column distances, the lower envelope, the square root.
+  template <class D>
+  void row(const ImageView& c, int64_t y, Image& out, D*) const {
+    thread_local std::vector<D> g2, d2, s, t;
+    const size_t w = static_cast<size_t>(W_);
+    g2.resize(w), d2.resize(w), s.resize(w), t.resize(w);
+    auto fill = [&](auto* gd) {
+      for (int64_t x = 0; x < W_; ++x) {
+        const int64_t v = gd[x];
+        g2[static_cast<size_t>(x)] = v >= inf_ ? static_cast<D>(inf2_) : static_cast<D>(v * v);
+      }
+    };
+    if (c.fmt.type == SampleType::kU16)
+      fill(c.row<uint16_t>(y));
+    else
+      fill(c.row<int32_t>(y));
+    edt::row_pass<D>(g2.data(), W_, d2.data(), s.data(), t.data());
+    float* o = out.row<float>(y);
+    for (int64_t x = 0; x < W_; ++x) {
+      const int64_t v = d2[static_cast<size_t>(x)];
+      o[x] =
+          v >= inf2_ ? std::numeric_limits<float>::infinity() : static_cast<float>(std::sqrt(static_cast<double>(v)));
+    }
+  }
+
+  std::shared_ptr<Spillable> col_;
+  int64_t inf_, inf2_ = 0, W_ = 0, H_ = 0;
+  size_t max_bands_ = 2;
+  mutable std::mutex mu_;
+  mutable int64_t clock_ = 0;
+  mutable std::map<int64_t, std::pair<int64_t, std::shared_ptr<Slot>>> bands_;
+};
+
+}  // namespace
 
 std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
                                                      const std::string& scratch_near, EdtStats* stats) {
@@ -39,7 +165,7 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
   // Both rasters (the column distances and the result) stay in memory when
   // they fit a quarter of the budget each; beyond that they spill to files.
   const size_t pixels = static_cast<size_t>(W) * static_cast<size_t>(H);
-  Spillable below(gfmt, W, H, pixels * gfmt.bytes_per_pixel() <= memory / 4, scratch_near);
+  auto below = std::make_shared<Spillable>(gfmt, W, H, pixels * gfmt.bytes_per_pixel() <= memory / 4, scratch_near);
   std::vector<int64_t> down(static_cast<size_t>(W), kInf);
   std::atomic<uint64_t> n_fg{0}, n_bg{0};
   // Columns are independent: both column passes run over chunks of columns.
@@ -49,7 +175,7 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
   };
   // Bottom-up: distance to the nearest background at or below, per column.
   // 0 marks background, so the second pass needs no second read of the input.
-  Image fgb(kGray8, Rect(0, 0, W, band)), gtmp;
+  Image fgb(kGray8, Rect(0, 0, W, band)), gtmp, ptmp;
   double read_s = 0;
   for (int64_t y1 = H; y1 > 0; y1 -= band) {
     const int64_t y0 = std::max<int64_t>(0, y1 - band), rows = y1 - y0;
@@ -59,7 +185,7 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
     fgb.set_origin(0, y0);
     tbb::parallel_for(int64_t{0}, rows,
                       [&](int64_t r) { foreground_row(in, p.threshold, fgb.row<uint8_t>(y0 + r), r); });
-    const ImageView g = below.window(Rect(0, y0, W, rows), gtmp);
+    const ImageView g = below->window(Rect(0, y0, W, rows), gtmp);
     column_chunks([&](int64_t x0, int64_t x1) {
       uint64_t f = 0;
       auto scan = [&](auto* tag) {
@@ -81,79 +207,47 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
         scan(static_cast<int32_t*>(nullptr));
       n_fg += f;
     });
-    below.commit(g);
+    below->commit(g);
   }
   n_bg = static_cast<uint64_t>(W * H) - n_fg.load();
 
-  Spillable out(PixelFormat{SampleType::kF32, 1}, W, H, pixels * 4 <= memory / 4, scratch_near);
+  // Top-down: the distance to the nearest background above, and with the
+  // one below the column distance min(up, down), written over `below`. The
+  // row pass then needs nothing but that raster's rows: the result is
+  // computed when it is read (RowPassSource), so no float32 copy of the
+  // image is ever stored (4 GB written and read again for a gigapixel).
   std::vector<int64_t> up(static_cast<size_t>(W), kInf);
-  // Larger than any squared distance in the image; with sides under 2^30
-  // every sum in the row pass stays below 2^63.
-  const int64_t inf2 = W * W + H * H + 1;
-  // 32-bit row pass when 4 inf2 fits (sums of two squares and a difference).
-  const bool small = inf2 < (int64_t{1} << 29);
-  struct Scratch {
-    std::vector<int64_t> g2, d2, s, t;
-    std::vector<int32_t> g2s, d2s, ss, ts;
-  };
-  tbb::enumerable_thread_specific<Scratch> scratch;
-  Image col(PixelFormat{SampleType::kI32, 1}, Rect(0, 0, W, band)), dtmp;  // col: min(up, down) per pixel
   for (int64_t y0 = 0; y0 < H; y0 += band) {
     const int64_t rows = std::min(band, H - y0);
-    const ImageView g = below.peek(Rect(0, y0, W, rows), gtmp);
-    col.set_origin(0, y0);
+    const ImageView g = below->window(Rect(0, y0, W, rows), gtmp);
+    if (!below->in_memory()) copy_overlap(below->peek(Rect(0, y0, W, rows), ptmp), g);
     column_chunks([&](int64_t x0, int64_t x1) {
       auto scan = [&](auto* tag) {
         using G = std::remove_pointer_t<decltype(tag)>;
         for (int64_t y = y0; y < y0 + rows; ++y) {
-          int32_t* c = col.row<int32_t>(y);
-          const G* gd = g.row<G>(y);
+          G* gd = g.row<G>(y);
           for (int64_t x = x0; x < x1; ++x) {
             const int64_t d = gd[x];
             int64_t& u = up[static_cast<size_t>(x)];
             u = d != 0 ? std::min<int64_t>(u + 1, kInf) : 0;
-            c[x] = static_cast<int32_t>(std::min(u, d));
+            gd[x] = static_cast<G>(std::min(u, d));
           }
         }
       };
       if (narrow)
-        scan(static_cast<const uint16_t*>(nullptr));
+        scan(static_cast<uint16_t*>(nullptr));
       else
-        scan(static_cast<const int32_t*>(nullptr));
+        scan(static_cast<int32_t*>(nullptr));
     });
-    const ImageView dist = out.window(Rect(0, y0, W, rows), dtmp);
-    tbb::parallel_for(y0, y0 + rows, [&](int64_t y) {
-      Scratch& sc = scratch.local();
-      const int32_t* c = col.row<int32_t>(y);
-      float* o = dist.row<float>(y);
-      const size_t w = static_cast<size_t>(W);
-      auto finish = [&](auto* d2) {
-        for (int64_t x = 0; x < W; ++x) {
-          const int64_t v = d2[x];
-          o[x] = v >= inf2 ? std::numeric_limits<float>::infinity()
-                           : static_cast<float>(std::sqrt(static_cast<double>(v)));
-        }
-      };
-      if (small) {
-        sc.g2s.resize(w), sc.d2s.resize(w), sc.ss.resize(w), sc.ts.resize(w);
-        for (int64_t x = 0; x < W; ++x) sc.g2s[x] = c[x] >= kInf ? static_cast<int32_t>(inf2) : c[x] * c[x];
-        edt::row_pass<int32_t>(sc.g2s.data(), W, sc.d2s.data(), sc.ss.data(), sc.ts.data());
-        finish(sc.d2s.data());
-      } else {
-        sc.g2.resize(w), sc.d2.resize(w), sc.s.resize(w), sc.t.resize(w);
-        for (int64_t x = 0; x < W; ++x) sc.g2[x] = c[x] >= kInf ? inf2 : int64_t{c[x]} * c[x];
-        edt::row_pass<int64_t>(sc.g2.data(), W, sc.d2.data(), sc.s.data(), sc.t.data());
-        finish(sc.d2.data());
-      }
-    });
-    out.commit(dist);
+    below->commit(g);
   }
   if (stats) {
     stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     stats->read_seconds = read_s;
     stats->foreground = n_fg.load(), stats->background = n_bg.load();
+    stats->held_bytes = (below->in_memory() ? pixels * gfmt.bytes_per_pixel() : 0) + memory / 8;
   }
-  return out.source();
+  return std::make_shared<RowPassSource>(std::move(below), kInf, memory / 8);
 }
 
 }  // namespace tw

@@ -1,7 +1,8 @@
 #pragma once
 // The exact EDT of a whole slide, streamed (kernels/edt/edt.hpp has the
 // math): the column pass bottom-up into a raster of distances below, then
-// top-down with the row pass, band by band; memory O(width x band).
+// top-down into the column distances; the row pass runs as the result is
+// read, band by band; memory O(width x band) besides that raster.
 #include <memory>
 #include <string>
 
@@ -14,6 +15,7 @@ struct EdtStats {
   double seconds = 0;
   double read_seconds = 0;  // of `seconds`: reading (and decoding) the input
   uint64_t foreground = 0, background = 0;
+  size_t held_bytes = 0;  // what the result holds while it is read (its raster in memory, its cache)
   // With CUDA: device time of the kernels and of the copies, and how many
   // bands of rows the image was cut into (1: it fitted on the device).
   double gpu_kernel_seconds = 0, gpu_transfer_seconds = 0;
@@ -22,8 +24,10 @@ struct EdtStats {
 
 // No background anywhere: every distance is +infinity (documented result;
 // scipy returns distances to a point outside the image instead).
-// The result is a float32 raster: in memory when it fits a quarter of
-// `memory`, else in a scratch file beside scratch_near.
+// The result is float32, computed when read (the row pass over a raster of
+// column distances, 16-bit where the height allows: in memory when it fits
+// a quarter of `memory`, else in a scratch file beside scratch_near), with a
+// cache of bands of rows in another quarter.
 std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
                                                      const std::string& scratch_near, EdtStats* stats = nullptr);
 

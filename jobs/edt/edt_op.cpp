@@ -53,6 +53,7 @@ void register_edt(OpRegistry& r) {
       res.image = euclidean_distance_cuda(*in[0], job, &st);
     } else {
       res.image = euclidean_distance(*in[0], ep, ctx.memory, ctx.scratch_near, &st);
+      ctx.take_memory(st.held_bytes);  // the writer plans with the rest
     }
     res.description = "Tilewave Euclidean distance transform";
     char what[160];

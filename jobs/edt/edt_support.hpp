@@ -28,6 +28,8 @@ class Spillable {
   ImageView window(const Rect& r, Image& tmp);
   void commit(const ImageView& v);
   ImageView peek(const Rect& r, Image& tmp) const;
+  bool in_memory() const { return mem_ != nullptr; }
+  const LevelInfo& level() const { return source()->level(0); }
 
  private:
   std::shared_ptr<MemorySource> mem_;

@@ -19,7 +19,10 @@ void release_free_heap();
 // The same, at most every 50 ms (from any thread), for loops that allocate
 // and free buffers of many sizes on many threads while long-lived ones build
 // up between them (scratch stores filling from a chain of ops).
+// Only while the process's RSS is over the target that set_rss_target gave
+// (front ends: --memory plus the fixed overhead; 0, the default: never).
 void release_free_heap_now_and_then();
+void set_rss_target(size_t bytes);
 
 // Buffers this large (a band of a wide level: tens of MB) go on 2 MB pages
 // where the kernel offers them (THP "madvise", the Debian and Ubuntu

@@ -135,6 +135,9 @@ CommonOptions parse_common(const Args& a, bool defer_device) {
   if (o.tile % 16 != 0)
     throw UsageError("--tile " + std::to_string(o.tile) + " is not a multiple of 16 (TIFF requires it)");
   o.memory = a.bytes("memory", o.memory);
+  // Free heap pages go back to the system once the process nears its budget
+  // (engine/memory.hpp): the pipeline's stores fill amid other buffers.
+  set_rss_target(o.memory / 4 * 3);
   if (o.memory < (size_t{4} << 20)) throw UsageError("--memory " + a.str("memory") + " is below the minimum of 4M");
   o.threads = static_cast<int>(a.integer("threads", 0, 1, 4096));
   {

@@ -3,6 +3,7 @@
 // (pixel -> pixel ops: h-dome markers, differences, thresholds, ...). Each
 // read reads the inputs over the same rect and maps them row by row.
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,22 @@ class MapSource : public TileSource {
   void compute(const ImageView& dst) const;  // one piece of a read
   std::vector<const TileSource*> inputs_;
   RowFn fn_;
+};
+
+// A MapSource that keeps its inputs alive (a result outlives the caller's
+// handles on them: in a pipeline, in a result handed to the writer).
+class OwningMapSource : public MapSource {
+ public:
+  OwningMapSource(std::vector<std::shared_ptr<const TileSource>> in, PixelFormat fmt, RowFn fn, std::string name)
+      : MapSource(raw(in), fmt, std::move(fn), std::move(name)), keep_(std::move(in)) {}
+
+ private:
+  static std::vector<const TileSource*> raw(const std::vector<std::shared_ptr<const TileSource>>& v) {
+    std::vector<const TileSource*> r;
+    for (const auto& s : v) r.push_back(s.get());
+    return r;
+  }
+  std::vector<std::shared_ptr<const TileSource>> keep_;
 };
 
 }  // namespace tw

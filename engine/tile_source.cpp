@@ -25,6 +25,8 @@ void fill_constant_pixels(uint8_t* p, int64_t n, int channels, double value) {
   for (int64_t i = 0; i < n * channels; ++i) t[i] = v;
 }
 
+}  // namespace
+
 void fill_constant(uint8_t* p, int64_t n, PixelFormat fmt, double value) {
   switch (fmt.type) {
     case SampleType::kU8:
@@ -41,6 +43,8 @@ void fill_constant(uint8_t* p, int64_t n, PixelFormat fmt, double value) {
       break;
   }
 }
+
+namespace {
 
 // Mapped source coordinate for each position of [lo, lo+n), -1 = constant.
 std::vector<int64_t> axis_map(int64_t lo, int64_t n, int64_t size, BorderMode m) {

@@ -121,5 +121,8 @@ size_t reserve_decode_memory(const TileSource& src, size_t memory, int threads);
 // from pixels inside it, by the border rule of an image of size w x h.
 // Callers guarantee every mapped coordinate lies in `valid`.
 void fill_border(const ImageView& dst, const Rect& valid, int64_t w, int64_t h, Border border);
+// n pixels of value v at p (integers rounded and saturated): the constant
+// border's pixels.
+void fill_constant(uint8_t* p, int64_t n, PixelFormat fmt, double value);
 
 }  // namespace tw

@@ -143,35 +143,10 @@ __global__ void fill_border_kernel(uint8_t* buf, size_t pitch, int w, int h, int
   for (int k = 0; k < bpp; ++k) out[k] = src[k];
 }
 
-// The bytes of one pixel of value v, as TileSource's constant border makes
-// it (integers rounded and saturated).
-template <class T>
-void put_const(ConstPixel& c, int channels, double v) {
-  T t;
-  if constexpr (std::is_integral_v<T>) {
-    const double lo = double(std::numeric_limits<T>::min()), hi = double(std::numeric_limits<T>::max());
-    t = static_cast<T>(std::llround(std::min(hi, std::max(lo, v))));
-  } else {
-    t = static_cast<T>(v);
-  }
-  for (int k = 0; k < channels; ++k) std::memcpy(c.b + k * sizeof(T), &t, sizeof(T));
-}
+// The bytes of one pixel of value v, as TileSource's constant border makes it.
 inline ConstPixel const_pixel(PixelFormat f, double v) {
   ConstPixel c{};
-  switch (f.type) {
-    case SampleType::kU8:
-      put_const<uint8_t>(c, f.channels, v);
-      break;
-    case SampleType::kU16:
-      put_const<uint16_t>(c, f.channels, v);
-      break;
-    case SampleType::kI32:
-      put_const<int32_t>(c, f.channels, v);
-      break;
-    case SampleType::kF32:
-      put_const<float>(c, f.channels, v);
-      break;
-  }
+  fill_constant(c.b, 1, f, v);
   return c;
 }
 

@@ -20,19 +20,23 @@ std::string known_names(const Pipeline& p, const PipelinePlan& plan, size_t befo
   return s;
 }
 
+// The step (its index) a name or a 1-based number names; -1 for none.
+int step_named(const Pipeline& p, const std::string& ref) {
+  if (all_digits(ref)) {
+    const int n = std::stoi(ref);
+    return n >= 1 && n <= static_cast<int>(p.steps.size()) ? n - 1 : -1;
+  }
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    if (p.steps[i].name == ref) return static_cast<int>(i);
+  return -1;
+}
+
 // The slot `ref` names, as seen from step index `at`.
 int resolve(const Pipeline& p, const PipelinePlan& plan, size_t at, const std::string& ref) {
   const std::string who = p.steps[at].label();
   for (size_t k = 0; k < plan.input_names.size(); ++k)
     if (plan.input_names[k] == ref) return static_cast<int>(k);
-  int found = -1;
-  if (all_digits(ref)) {
-    const int n = std::stoi(ref);
-    if (n >= 1 && n <= static_cast<int>(p.steps.size())) found = n - 1;
-  } else {
-    for (size_t i = 0; i < p.steps.size(); ++i)
-      if (p.steps[i].name == ref) found = static_cast<int>(i);
-  }
+  const int found = step_named(p, ref);
   if (found < 0)
     throw InputError(who + " reads '" + ref + "', which no step makes (results so far: " + known_names(p, plan, at) +
                      "; a step is read by its name or number)");
@@ -131,14 +135,7 @@ PipelinePlan plan_pipeline(const Pipeline& p, const std::vector<PlanInput>& inpu
 }
 
 int find_result(const Pipeline& p, const PipelinePlan& plan, const std::string& name) {
-  int found = -1;
-  if (all_digits(name)) {
-    const int n = std::stoi(name);
-    if (n >= 1 && n <= static_cast<int>(p.steps.size())) found = n - 1;
-  } else {
-    for (size_t i = 0; i < p.steps.size(); ++i)
-      if (p.steps[i].name == name) found = static_cast<int>(i);
-  }
+  const int found = step_named(p, name);
   if (found < 0)
     throw InputError("--keep " + name +
                      ": no step has that name or number (results: " + known_names(p, plan, p.steps.size()) + ")");

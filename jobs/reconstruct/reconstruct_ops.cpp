@@ -34,21 +34,6 @@ ReconstructParams params_of(const OpParams& p, ReconstructMethod method) {
   return rp;
 }
 
-// A source that keeps the sources it is computed from alive.
-class OwningMap : public MapSource {
- public:
-  OwningMap(std::vector<SourceP> in, PixelFormat fmt, RowFn fn, std::string name)
-      : MapSource(raw(in), fmt, std::move(fn), std::move(name)), keep_(std::move(in)) {}
-
- private:
-  static std::vector<const TileSource*> raw(const std::vector<SourceP>& v) {
-    std::vector<const TileSource*> r;
-    for (const auto& s : v) r.push_back(s.get());
-    return r;
-  }
-  std::vector<SourceP> keep_;
-};
-
 // The wavefront is done: its result is read once, in order, by the writer,
 // which gets most of the budget; the report's figures and summary line.
 OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext& ctx, std::string description) {
@@ -199,7 +184,7 @@ void register_hdome(OpRegistry& r) {
     ReconstructJob job = reconstruct_job(ctx, params_of(p, ReconstructMethod::kDilation));
     job.marker_from_mask = marker_from_rows(sub);
     const ReconstructResult res = reconstruct(*in[0], job);
-    auto dome = std::make_shared<OwningMap>(std::vector<SourceP>{in[0], res.image}, fmt, sub, "h-dome");
+    auto dome = std::make_shared<OwningMapSource>(std::vector<SourceP>{in[0], res.image}, fmt, sub, "h-dome");
     return wavefront_result(dome, res, ctx, "Tilewave h-dome, h=" + std::to_string(h));
   };
   r.add(std::move(op));

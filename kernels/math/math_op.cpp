@@ -14,22 +14,6 @@ namespace {
 
 using SourceP = std::shared_ptr<const TileSource>;
 
-// A MapSource that keeps its inputs alive (a result may outlive the caller's
-// handles on them, e.g. in a pipeline).
-class OwningMapSource : public MapSource {
- public:
-  OwningMapSource(std::vector<SourceP> in, PixelFormat fmt, RowFn fn, std::string name)
-      : MapSource(raw(in), fmt, std::move(fn), std::move(name)), keep_(std::move(in)) {}
-
- private:
-  static std::vector<const TileSource*> raw(const std::vector<SourceP>& v) {
-    std::vector<const TileSource*> r;
-    for (const auto& s : v) r.push_back(s.get());
-    return r;
-  }
-  std::vector<SourceP> keep_;
-};
-
 // f(T{}) for the sample type t.
 template <class F>
 auto with_sample(SampleType t, F&& f) {

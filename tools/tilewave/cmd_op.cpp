@@ -2,12 +2,9 @@
 // --help and argument checks come from its registry entry; running it and
 // writing its result go through the jobs layer. `tilewave filter OP` picks
 // one of the filter family; the others are commands of their own.
-#include <tbb/global_control.h>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <optional>
 
 #include "engine/json.hpp"
 #include "engine/op_registry.hpp"
@@ -65,9 +62,6 @@ int run_op_command(const OpDef& op, int argc, char** argv, int first) {
     return 0;
   }
   CommonOptions common = parse_common(a);
-  std::optional<tbb::global_control> threads;
-  if (common.threads > 0)
-    threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
   const auto& pos = a.positional();
   if (pos.size() != op.inputs.size() + (writes_image(op) ? 1 : 0))
     throw UsageError(words(op) + " takes" + arguments(op) + " (see --help)");

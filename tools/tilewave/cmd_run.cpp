@@ -1,9 +1,6 @@
 // tilewave run INPUT OUTPUT STEP [STEP ...]: a chain of registered ops in
 // one streaming pass (jobs/pipeline/, docs/pipelines.md).
-#include <tbb/global_control.h>
-
 #include <iostream>
-#include <optional>
 
 #include "tools/tilewave/commands.hpp"
 #include "tools/tilewave/output.hpp"
@@ -51,9 +48,6 @@ int cmd_run(int argc, char** argv) {
     return 0;
   }
   CommonOptions common = parse_common(a);
-  std::optional<tbb::global_control> threads;
-  if (common.threads > 0)
-    threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
   const auto& pos = a.positional();
   if (pos.size() < 2) throw UsageError("run takes INPUT OUTPUT.tif STEP [STEP ...] (see tilewave run --help)");
   std::vector<std::string> steps(pos.begin() + 2, pos.end());

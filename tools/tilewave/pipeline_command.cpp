@@ -1,6 +1,9 @@
 #include "tools/tilewave/pipeline_command.hpp"
 
+#include <tbb/global_control.h>
+
 #include <iostream>
+#include <optional>
 
 #include "engine/json.hpp"
 #include "engine/output_file.hpp"
@@ -28,6 +31,9 @@ std::string description_of(const Pipeline& p, const PipelineRun& run, int step_i
 }  // namespace
 
 int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOptions& common) {
+  std::optional<tbb::global_control> threads;
+  if (common.threads > 0)
+    threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
   // Paths first: the output, every kept file and the report must be new or
   // regular files, none an input, none the same as another.
   std::vector<std::string> input_paths;

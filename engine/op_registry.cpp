@@ -2,6 +2,8 @@
 
 #include <tbb/global_control.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 
@@ -26,7 +28,23 @@ void OpRegistry::add(OpDef op) {
   TW_ASSERT(find(op.name) == nullptr);
   if (!op.halo) op.halo = [](const OpParams&) { return 0; };
   if (!op.validate) op.validate = [](const OpParams&) {};
+  for (const auto& name : op.optional_inputs) {
+    const bool declared =
+        std::any_of(op.params.begin(), op.params.end(), [&](const ParamSpec& p) { return p.name == name; });
+    if (!declared) {
+      std::string upper = name;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      op.params.push_back(ParamSpec::text(name, upper, "", "optional image: a file; in a pipeline, a step or input"));
+    }
+  }
   ops_.push_back(std::make_unique<OpDef>(std::move(op)));
+}
+
+std::vector<std::string> given_optional_inputs(const OpDef& op, const OpParams& p) {
+  std::vector<std::string> given;
+  for (const auto& name : op.optional_inputs)
+    if (p.has(name)) given.push_back(name);
+  return given;
 }
 
 const OpDef* OpRegistry::find(const std::string& name) const {

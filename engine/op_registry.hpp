@@ -7,6 +7,7 @@
 //
 // Registration: each op's folder has a `register_<op>(OpRegistry&)` and the
 // one list in jobs/all_ops.cpp calls it (docs/ops/writing-an-op.md).
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,13 @@ struct OpDef {
   std::string usage;                            // the options part of the usage line ("--sigma S")
   std::string help;                             // the paragraph of --help and of the docs
   std::vector<std::string> inputs = {"INPUT"};  // the image arguments, in order
+  // Optional images given as options (`--mask MASK`): a file on the command
+  // line; in a pipeline step a result's name or number, or `input`. Each is
+  // also a text parameter of that name (OpRegistry::add declares it when the
+  // op does not). run() and output_format() get them after `inputs`, in
+  // this order: a null source, or an ImageType with an empty name, when not
+  // given (optional_input_slots).
+  std::vector<std::string> optional_inputs;
   std::vector<ParamSpec> params;
   std::string takes;     // the input pixel types, in words ("8-bit gray or RGB")
   bool lossless = true;  // results stored deflate by default (JPEG would change them)
@@ -75,6 +83,22 @@ struct OpDef {
 
   OpParams params_for() const { return OpParams(name, &params); }
 };
+
+// The optional inputs given in these parameters, in the op's order.
+std::vector<std::string> given_optional_inputs(const OpDef& op, const OpParams& p);
+
+// `given` (the required inputs, then the given optional ones) with a
+// placeholder (`absent`) where an optional input was not given: the vector
+// run() and output_format() receive.
+template <class T>
+std::vector<T> optional_input_slots(const OpDef& op, const OpParams& p, std::vector<T> given, const T& absent) {
+  size_t next = op.inputs.size();
+  given.reserve(op.inputs.size() + op.optional_inputs.size());
+  std::vector<T> out(given.begin(), given.begin() + static_cast<std::ptrdiff_t>(std::min(next, given.size())));
+  for (const auto& name : op.optional_inputs)
+    out.push_back(p.has(name) && next < given.size() ? given[next++] : absent);
+  return out;
+}
 
 class OpRegistry {
  public:

@@ -12,6 +12,8 @@ const char* sample_name(SampleType t) {
       return "i32";
     case SampleType::kF32:
       return "f32";
+    case SampleType::kU32:
+      return "u32";
   }
   return "?";
 }

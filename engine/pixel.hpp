@@ -6,7 +6,8 @@
 
 namespace tw {
 
-enum class SampleType : uint8_t { kU8, kU16, kI32, kF32 };
+// kU32: label images (connected components, watershed), never scaled.
+enum class SampleType : uint8_t { kU8, kU16, kI32, kF32, kU32 };
 
 constexpr size_t sample_bytes(SampleType t) {
   return t == SampleType::kU8 ? 1 : t == SampleType::kU16 ? 2 : 4;

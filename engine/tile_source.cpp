@@ -41,6 +41,9 @@ void fill_constant(uint8_t* p, int64_t n, PixelFormat fmt, double value) {
     case SampleType::kF32:
       fill_constant_pixels<float>(p, n, fmt.channels, value);
       break;
+    case SampleType::kU32:
+      fill_constant_pixels<uint32_t>(p, n, fmt.channels, value);
+      break;
   }
 }
 

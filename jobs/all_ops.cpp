@@ -15,7 +15,8 @@
   X(math)                \
   X(stats)               \
   X(reconstruct_ops)     \
-  X(edt)
+  X(edt)                 \
+  X(overlay)
 
 namespace tw {
 namespace ops {

@@ -5,12 +5,12 @@
 namespace tw {
 
 PixelFormat check_op(const OpDef& op, const std::vector<ImageType>& inputs, const OpParams& params) {
-  if (inputs.size() != op.inputs.size())
-    throw InputError(op.name + " takes " + std::to_string(op.inputs.size()) + " image(s), not " +
-                     std::to_string(inputs.size()));
+  const size_t want = op.inputs.size() + given_optional_inputs(op, params).size();
+  if (inputs.size() != want)
+    throw InputError(op.name + " takes " + std::to_string(want) + " image(s), not " + std::to_string(inputs.size()));
   params.check_all();
   op.validate(params);
-  return op.output_format(inputs, params);
+  return op.output_format(optional_input_slots(op, params, inputs, ImageType{PixelFormat{}, ""}), params);
 }
 
 void reserve_input_reads(const TileSource& in, ExecContext& ctx) {
@@ -32,7 +32,7 @@ OpResult run_registered_op(const OpDef& op, const std::vector<std::shared_ptr<co
     else
       reserve_input_reads(*in, ctx);
   }
-  return op.run(inputs, params, ctx);
+  return op.run(optional_input_slots(op, params, inputs, std::shared_ptr<const TileSource>()), params, ctx);
 }
 
 }  // namespace tw

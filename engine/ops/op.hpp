@@ -58,8 +58,10 @@ constexpr SampleType sample_type_of() {
     return SampleType::kU16;
   else if constexpr (std::is_same_v<T, int32_t>)
     return SampleType::kI32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return SampleType::kU32;
   else {
-    static_assert(std::is_same_v<T, float>, "op samples are uint8_t, uint16_t, int32_t or float");
+    static_assert(std::is_same_v<T, float>, "op samples are uint8_t, uint16_t, int32_t, uint32_t or float");
     return SampleType::kF32;
   }
 }

@@ -128,8 +128,7 @@ void EncodeSettings::validate() const {
   if (codec == Codec::kZstd && level != -1 && (level < 1 || level > 22))
     throw InputError("zstd level " + std::to_string(level) + " is out of range 1..22");
   if (codec == Codec::kOther) throw InputError("cannot write that compression");
-  if (fmt.type != SampleType::kU8 && fmt.type != SampleType::kU16 && fmt.type != SampleType::kF32)
-    throw InputError(std::string("cannot write ") + sample_name(fmt.type) + " samples");
+  if (fmt.type == SampleType::kI32) throw InputError(std::string("cannot write ") + sample_name(fmt.type) + " samples");
 }
 
 void TileEncoder::encode_coefficients(const int16_t*, std::vector<uint8_t>&) {
@@ -209,6 +208,8 @@ void apply_horizontal_predictor(uint8_t* data, int64_t w, int64_t h, size_t stri
     predict_rows<uint8_t>(data, w, h, stride, fmt.channels);
   else if (fmt.type == SampleType::kU16)
     predict_rows<uint16_t>(data, w, h, stride, fmt.channels);
+  else if (fmt.type == SampleType::kU32)
+    predict_rows<uint32_t>(data, w, h, stride, fmt.channels);
   else
     throw InternalError("no predictor for these samples");
 }

@@ -183,8 +183,10 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     bad(std::string("unsupported pixel type: ") +
         (d.sample_format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed integer") + " samples of " +
         std::to_string(d.bits) + " bits");
-  else if (d.bits != 8 && d.bits != 16)
-    bad("unsupported pixel type: " + std::to_string(d.bits) + "-bit samples (8, 16 and 32-bit float are supported)");
+  else if (d.bits != 8 && d.bits != 16 && !(d.bits == 32 && d.spp == 1))
+    bad("unsupported pixel type: " + std::to_string(d.bits) + "-bit samples" +
+        (d.bits == 32 ? " with " + std::to_string(d.spp) + " samples per pixel" : std::string()) +
+        " (8, 16, 32-bit float, and 32-bit unsigned single-channel labels are supported)");
   else if (d.fillorder != FILLORDER_MSB2LSB)
     bad("unsupported FillOrder (LSB first)");
   else if (d.compression == COMPRESSION_OJPEG)
@@ -193,7 +195,10 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     bad(compression_name(d.compression) + " is not supported by this libtiff");
   if (!d.unsupported.empty()) return d;
 
-  const SampleType st = float32 ? SampleType::kF32 : d.bits == 16 ? SampleType::kU16 : SampleType::kU8;
+  const SampleType st = float32        ? SampleType::kF32
+                        : d.bits == 32 ? SampleType::kU32
+                        : d.bits == 16 ? SampleType::kU16
+                                       : SampleType::kU8;
   switch (d.photometric) {
     case PHOTOMETRIC_MINISBLACK:
     case PHOTOMETRIC_MINISWHITE:
@@ -224,6 +229,8 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     default:
       bad("unsupported Photometric " + std::to_string(d.photometric) + " (CMYK, Lab and others)");
   }
+  if (st == SampleType::kU32 && d.photometric == PHOTOMETRIC_MINISWHITE)
+    bad("32-bit MinIsWhite images are not supported (32-bit unsigned is read as labels)");
   if (d.compression == COMPRESSION_JPEG) {
     if (d.bits != 8) bad("JPEG with " + std::to_string(d.bits) + "-bit samples is not supported");
     if (d.planar == PLANARCONFIG_SEPARATE) bad("planar JPEG is not supported");

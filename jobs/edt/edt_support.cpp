@@ -22,6 +22,8 @@ int64_t foreground_row(const Image& band, double thr, uint8_t* fg, int64_t row) 
           return reinterpret_cast<const int32_t*>(p)[x * f.channels + c];
         case SampleType::kF32:
           return reinterpret_cast<const float*>(p)[x * f.channels + c];
+        case SampleType::kU32:
+          return reinterpret_cast<const uint32_t*>(p)[x * f.channels + c];
       }
       return 0;
     };

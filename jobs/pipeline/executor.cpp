@@ -149,7 +149,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
             in[k] = store_input(in[k], ctx, "input of " + st.op->name);
             b.stored_input = true;
           }
-      res = st.op->run(in, st.params, ctx);
+      res = st.op->run(optional_input_slots(*st.op, st.params, in, SourceP()), st.params, ctx);
     } catch (const ParamError& e) {
       throw ParamError(st.where(e.what()));
     } catch (const InputError& e) {

@@ -108,6 +108,8 @@ PipelinePlan plan_pipeline(const Pipeline& p, const std::vector<PlanInput>& inpu
                          std::to_string(st.refs.size()) + " are named");
       for (const auto& r : st.refs) ps.reads.push_back(resolve(p, plan, i, r));
     }
+    for (const auto& name : given_optional_inputs(op, st.params))
+      ps.reads.push_back(resolve(p, plan, i, st.params.text(name)));
     std::vector<ImageType> types;
     for (int s : ps.reads) {
       const PixelFormat f = s < static_cast<int>(inputs.size())

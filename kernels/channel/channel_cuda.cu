@@ -13,3 +13,6 @@ TW_CUDA_OP(tw::ops::Channel<int32_t, 4>);
 TW_CUDA_OP(tw::ops::Channel<float, 2>);
 TW_CUDA_OP(tw::ops::Channel<float, 3>);
 TW_CUDA_OP(tw::ops::Channel<float, 4>);
+TW_CUDA_OP(tw::ops::Channel<uint32_t, 2>);
+TW_CUDA_OP(tw::ops::Channel<uint32_t, 3>);
+TW_CUDA_OP(tw::ops::Channel<uint32_t, 4>);

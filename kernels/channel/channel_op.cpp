@@ -27,7 +27,7 @@ void register_channel(OpRegistry& r) {
       "Picks channel N (0-based) of an image of 2 to 4 channels and writes it as a\n"
       "single-channel image of the same sample type, bit for bit (e.g. hematoxylin:\n"
       "channel 0 of filter hed's float32 result).";
-  op.takes = "any sample type (u8, u16, i32, f32), 2 to 4 channels";
+  op.takes = "any sample type (u8, u16, i32, u32, f32), 2 to 4 channels";
   op.params = {ParamSpec::integer("index", "N", 0, 3, "", "the channel to keep, 0-based").needed()};
   op.output_format = [](const std::vector<ImageType>& in, const OpParams& p) {
     const PixelFormat f = in[0].fmt;
@@ -54,6 +54,9 @@ void register_channel(OpRegistry& r) {
         break;
       case SampleType::kF32:
         out = channel_of<float>(in[0], f.channels, index, ctx.backend);
+        break;
+      case SampleType::kU32:
+        out = channel_of<uint32_t>(in[0], f.channels, index, ctx.backend);
         break;
     }
     return filter_result("channel", std::move(out), ctx);

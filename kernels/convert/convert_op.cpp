@@ -1,26 +1,12 @@
 // Registration of `tilewave filter convert` (kernels/convert/convert.hpp).
 #include <type_traits>
 
+#include "engine/sample_dispatch.hpp"
 #include "kernels/convert/convert.hpp"
 #include "kernels/point/filter_support.hpp"
 
 namespace tw::ops {
 namespace {
-
-// f(T{}) for the sample type t.
-template <class F>
-void with_sample(SampleType t, F&& f) {
-  switch (t) {
-    case SampleType::kU8:
-      return f(uint8_t{});
-    case SampleType::kU16:
-      return f(uint16_t{});
-    case SampleType::kI32:
-      return f(int32_t{});
-    case SampleType::kF32:
-      return f(float{});
-  }
-}
 
 // f(std::integral_constant<int, C>{}) for 1 to 4 channels.
 template <class F>
@@ -83,10 +69,10 @@ void register_convert(OpRegistry& r) {
       "to u8 or u16, out = clamp(round((v - LO) * MAX / (HI - LO)), 0, MAX) with MAX 255 or\n"
       "65535, rounded half away from zero, NaN -> 0; to f32, (v - LO) / (HI - LO), or the\n"
       "value itself without a range. Computed in double, the same bits on CPU and GPU.\n"
-      "--from/--to are required where no default is exact: integer targets from f32, i32,\n"
+      "--from/--to are required where no default is exact: integer targets from f32, i32, u32,\n"
       "or a wider type; without them u8 -> u16 maps 0..255 to 0..65535 (v * 257) and\n"
       "u8 -> u8, u16 -> u16 keep the values.";
-  op.takes = "u8, u16, i32 or f32, 1 to 4 channels";
+  op.takes = "u8, u16, i32, u32 or f32, 1 to 4 channels";
   op.params = {ParamSpec::choice("type", "T", {"u8", "u16", "f32"}, "", "output sample type: u8, u16 or f32").needed(),
                ParamSpec::real("from", "LO", -1e300, 1e300, "", "input value mapped to 0"),
                ParamSpec::real("to", "HI", -1e300, 1e300, "", "input value mapped to the maximum (f32: 1)")};
@@ -105,11 +91,11 @@ void register_convert(OpRegistry& r) {
     const PixelFormat f = in[0]->info().fmt;
     const Range range = range_of(ImageType{f, in[0]->info().path}, p);
     SourceP out;
-    with_sample(f.type, [&](auto i) {
-      with_sample(target_of(p), [&](auto o) {
+    with_sample_type(f.type, [&](auto i) {
+      with_sample_type(target_of(p), [&](auto o) {
         using I = decltype(i);
         using O = decltype(o);
-        if constexpr (!std::is_same_v<O, int32_t>) {
+        if constexpr (!std::is_same_v<O, int32_t> && !std::is_same_v<O, uint32_t>) {
           with_channels(f.channels, [&](auto c) {
             Convert<I, O, decltype(c)::value> conv;
             conv.lo = range.lo, conv.span = range.span, conv.ranged = range.ranged;

@@ -3,7 +3,7 @@
 // sample by sample over a row; the registry entry (math_op.cpp) runs them on
 // the CPU through engine/map_source.hpp.
 //
-//   subtract  A - B; u8, u16 saturate at 0, i32 at its range; f32 as IEEE
+//   subtract  A - B; u8, u16, u32 saturate at 0, i32 at its range; f32 as IEEE
 //             float subtraction (NaN and inf propagate)
 //   min, max  elementwise; f32: a NaN of A, else of B, is the result (as
 //             numpy's minimum / maximum), ties (0 and -0) give A's sample

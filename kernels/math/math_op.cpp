@@ -7,28 +7,13 @@
 
 #include "engine/map_source.hpp"
 #include "engine/op_registry.hpp"
+#include "engine/sample_dispatch.hpp"
 #include "kernels/math/math.hpp"
 
 namespace tw::ops {
 namespace {
 
 using SourceP = std::shared_ptr<const TileSource>;
-
-// f(T{}) for the sample type t.
-template <class F>
-auto with_sample(SampleType t, F&& f) {
-  switch (t) {
-    case SampleType::kU8:
-      return f(uint8_t{});
-    case SampleType::kU16:
-      return f(uint16_t{});
-    case SampleType::kI32:
-      return f(int32_t{});
-    case SampleType::kF32:
-      break;
-  }
-  return f(float{});
-}
 
 std::string size_of(const TileSource& s) {
   return std::to_string(s.level(0).width) + "x" + std::to_string(s.level(0).height);
@@ -56,7 +41,7 @@ OpDef math_op(const std::string& name) {
   op.command = {"math", name};
   op.category = OpCategory::kPixel;
   op.inputs = {"A", "B"};
-  op.takes = "u8, u16, i32 or f32, 1 to 4 channels; A and B of one size and pixel type";
+  op.takes = "u8, u16, i32, u32 or f32, 1 to 4 channels; A and B of one size and pixel type";
   return op;
 }
 
@@ -74,7 +59,7 @@ void register_binary(OpRegistry& r, const std::string& name, const std::string& 
   op.run = [name](const std::vector<SourceP>& in, const OpParams&, ExecContext&) {
     require_one_size(name, in[0], in[1]);
     const PixelFormat f = in[0]->info().fmt;
-    const MapSource::RowFn fn = with_sample(f.type, [&](auto t) -> MapSource::RowFn {
+    const MapSource::RowFn fn = with_sample_type(f.type, [&](auto t) -> MapSource::RowFn {
       using T = decltype(t);
       const int64_t c = f.channels;
       return [c](const std::vector<const uint8_t*>& rows, uint8_t* out, int64_t, int64_t, int64_t n) {
@@ -94,7 +79,7 @@ void register_mask(OpRegistry& r) {
       "A where B is non-zero, else 0, sample by sample. B may be any sample type; with\n"
       "one channel it masks every channel of A, otherwise it must have A's channels.\n"
       "A float B's NaN counts as non-zero, -0 as zero. Runs on the CPU.";
-  op.takes = "A: u8, u16, i32 or f32, 1 to 4 channels; B: any sample type, 1 channel or A's; one size";
+  op.takes = "A: u8, u16, i32, u32 or f32, 1 to 4 channels; B: any sample type, 1 channel or A's; one size";
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
     const PixelFormat a = in[0].fmt, b = in[1].fmt;
     if (b.channels != 1 && b.channels != a.channels)
@@ -105,8 +90,8 @@ void register_mask(OpRegistry& r) {
   op.run = [](const std::vector<SourceP>& in, const OpParams&, ExecContext&) {
     require_one_size("mask", in[0], in[1]);
     const PixelFormat a = in[0]->info().fmt, b = in[1]->info().fmt;
-    const MapSource::RowFn fn = with_sample(a.type, [&](auto ta) {
-      return with_sample(b.type, [&](auto tb) -> MapSource::RowFn {
+    const MapSource::RowFn fn = with_sample_type(a.type, [&](auto ta) {
+      return with_sample_type(b.type, [&](auto tb) -> MapSource::RowFn {
         using T = decltype(ta);
         using M = decltype(tb);
         const int ca = a.channels, cb = b.channels;

@@ -46,11 +46,15 @@ void register_contrast(OpRegistry& r) {
 void register_threshold(OpRegistry& r) {
   OpDef op = filter_op("threshold", OpCategory::kPixel);
   op.summary = "255 where v > T (Otsu: T from the whole-slide histogram)";
-  op.usage = "--value T | --otsu";
+  op.usage = "--value T | --otsu [--nonzero]";
   op.params = {ParamSpec::integer("value", "T", 0, 255, "", "255 where v > T"),
-               ParamSpec::flag("otsu", "T by Otsu's method on the whole slide's histogram")};
+               ParamSpec::flag("otsu", "T by Otsu's method on the whole slide's histogram"),
+               ParamSpec::flag("nonzero",
+                               "Otsu on the histogram of the non-zero pixels only (a masked image's "
+                               "background, h-dome's flat ground)")};
   op.validate = [](const OpParams& p) {
     if (p.has("value") == p.flag("otsu")) throw ParamError("threshold needs one of --value T and --otsu");
+    if (p.flag("nonzero") && !p.flag("otsu")) throw ParamError("threshold --nonzero goes with --otsu");
   };
   op.reads_input_twice = [](const OpParams& p) { return p.flag("otsu"); };
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
@@ -62,7 +66,10 @@ void register_threshold(OpRegistry& r) {
     const SourceP g = to_gray(in[0], ctx.backend);
     OpResult res;
     if (p.flag("otsu")) {
-      const auto hist = ops::histogram(*g, ChannelHistogram<1>{}, ctx.backend, "otsu histogram", ctx.memory);
+      auto hist = ops::histogram(*g, ChannelHistogram<1>{}, ctx.backend, "otsu histogram", ctx.memory);
+      // Pixels outside a mask are zeros: counted, they would be the class
+      // Otsu separates from everything else.
+      if (p.flag("nonzero")) hist[0] = 0;
       t.t = otsu_threshold(hist);
       res.messages.push_back("Otsu threshold: " + std::to_string(t.t));
     } else {

@@ -4,6 +4,8 @@
 // without repeating the edge (reflect101), keep the even coordinates.
 // Integer pixels use exact integer arithmetic: (sum w*p + 128) >> 8, w the
 // outer product of [1 4 6 4 1]; output sizes are ceil(w/2) x ceil(h/2).
+// u32 samples are labels: they downsample by nearest (the input pixel at
+// (2X, 2Y)), the same output sizes.
 #include <cstdint>
 #include <vector>
 

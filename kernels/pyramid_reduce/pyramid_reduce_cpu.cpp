@@ -140,6 +140,18 @@ void reduce_source_rows(int64_t out_y, int64_t in_height, int64_t rows[5]) {
   for (int i = 0; i < 5; ++i) rows[i] = border_index(2 * out_y - 2 + i, in_height, BorderMode::kReflect101);
 }
 
+namespace {
+
+// Labels: the sample at (2X, 2Y) (rows[2] is input row 2Y), never a
+// weighted mean — a label 37 beside 38 must not become 37.5 or 36.
+void nearest_row(PixelFormat fmt, const uint8_t* row, int64_t in_x0, int64_t out_x0, int64_t out_w, uint8_t* out) {
+  const size_t bpp = fmt.bytes_per_pixel();
+  for (int64_t x = 0; x < out_w; ++x)
+    std::memcpy(out + static_cast<size_t>(x) * bpp, row + static_cast<size_t>(2 * (out_x0 + x) - in_x0) * bpp, bpp);
+}
+
+}  // namespace
+
 void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, int64_t in_w, int64_t in_width,
                 int64_t out_x0, int64_t out_w, uint8_t* out, std::vector<uint32_t>& scratch) {
   if (out_w <= 0) return;
@@ -150,8 +162,11 @@ void reduce_row(PixelFormat fmt, const uint8_t* const rows[5], int64_t in_x0, in
       return dispatch_channels<uint16_t>(fmt.channels, rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
     case SampleType::kF32:
       return dispatch_channels<float>(fmt.channels, rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
+    case SampleType::kU32:
+      return nearest_row(fmt, rows[2], in_x0, out_x0, out_w, out);
     default:
-      throw InputError(std::string("REDUCE supports 8- and 16-bit and float samples, not ") + sample_name(fmt.type));
+      throw InputError(std::string("REDUCE supports 8-, 16-bit, float and u32 (nearest) samples, not ") +
+                       sample_name(fmt.type));
   }
 }
 

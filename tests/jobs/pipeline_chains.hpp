@@ -208,6 +208,12 @@ inline std::string sample_string(SampleType t, const uint8_t* p) {
       o << v;
       break;
     }
+    case SampleType::kU32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      o << v;
+      break;
+    }
     case SampleType::kF32: {
       float v;
       uint32_t bits;

@@ -8,7 +8,7 @@
 namespace tw {
 namespace {
 
-const SampleType kTypes[] = {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kF32};
+const SampleType kTypes[] = {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kU32, SampleType::kF32};
 
 // Channel `index` of img, copied sample by sample.
 Image reference_channel(const Image& img, int index) {

@@ -11,7 +11,7 @@
 namespace tw {
 namespace {
 
-const SampleType kTypes[] = {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kF32};
+const SampleType kTypes[] = {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kU32, SampleType::kF32};
 
 void expect_same(const std::string& op, const Image& img, const test::Params& p, const std::string& what) {
   const auto src = test::named_source(img, "in");

@@ -24,6 +24,8 @@ double sample_at(const Image& img, int64_t x, int64_t y, int c) {
       return *reinterpret_cast<const uint16_t*>(p);
     case SampleType::kI32:
       return *reinterpret_cast<const int32_t*>(p);
+    case SampleType::kU32:
+      return *reinterpret_cast<const uint32_t*>(p);
     case SampleType::kF32:
       break;
   }
@@ -79,6 +81,8 @@ std::vector<std::pair<double, double>> ranges_for(SampleType t) {
       return {{1000, 60000}, {0, 65535}, {40000.5, 123.25}};
     case SampleType::kI32:
       return {{-100000, 2500000}, {-2147483648.0, 2147483647.0}};
+    case SampleType::kU32:
+      return {{0, 4294967295.0}, {17, 90000}};
     case SampleType::kF32:
       break;
   }
@@ -89,7 +93,7 @@ std::vector<std::pair<double, double>> ranges_for(SampleType t) {
 
 TEST(Convert, Reference) {
   uint64_t seed = 10;
-  for (SampleType in : {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kF32})
+  for (SampleType in : {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kU32, SampleType::kF32})
     for (int c = 1; c <= 4; ++c)
       for (const auto& range : ranges_for(in)) {
         const Image img = test::random_samples(PixelFormat{in, c}, 67, 45, seed++, range.first, range.second);

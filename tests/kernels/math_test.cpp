@@ -12,7 +12,7 @@
 namespace tw {
 namespace {
 
-const SampleType kTypes[] = {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kF32};
+const SampleType kTypes[] = {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kU32, SampleType::kF32};
 
 template <class T>
 T reference_sample(const std::string& op, T a, T b) {
@@ -52,6 +52,8 @@ Image reference_math(const std::string& op, const Image& a, const Image& b) {
       return reference_math_t<uint16_t>(op, a, b);
     case SampleType::kI32:
       return reference_math_t<int32_t>(op, a, b);
+    case SampleType::kU32:
+      return reference_math_t<uint32_t>(op, a, b);
     case SampleType::kF32:
       break;
   }
@@ -67,6 +69,8 @@ bool mask_set(const Image& m, int64_t x, int64_t y, int c) {
       return *reinterpret_cast<const uint16_t*>(p) != 0;
     case SampleType::kI32:
       return *reinterpret_cast<const int32_t*>(p) != 0;
+    case SampleType::kU32:
+      return *reinterpret_cast<const uint32_t*>(p) != 0;
     case SampleType::kF32:
       break;
   }

@@ -100,6 +100,8 @@ inline std::string sample_text(SampleType t, const uint8_t* p) {
       return sample_text<uint16_t>(p);
     case SampleType::kI32:
       return sample_text<int32_t>(p);
+    case SampleType::kU32:
+      return sample_text<uint32_t>(p);
     case SampleType::kF32:
       break;
   }

@@ -55,6 +55,8 @@ int64_t sample(const ImageView& v, int64_t x, int64_t y, int c) {
       return sample_at<uint16_t>(v, x, y, c);
     case SampleType::kI32:
       return sample_at<int32_t>(v, x, y, c);
+    case SampleType::kU32:
+      return sample_at<uint32_t>(v, x, y, c);
     case SampleType::kF32:
       return static_cast<int64_t>(std::lround(v.ptr<float>(x, y)[c]));
   }
@@ -205,6 +207,9 @@ void save_npy(const std::string& path, const ImageView& img) {
     case SampleType::kI32:
       descr = "<i4";
       break;
+    case SampleType::kU32:
+      descr = "<u4";
+      break;
     case SampleType::kF32:
       descr = "<f4";
       break;
@@ -248,6 +253,8 @@ Image load_npy(const std::string& path) {
     fmt.type = SampleType::kU16;
   else if (header.find("'<i4'") != std::string::npos)
     fmt.type = SampleType::kI32;
+  else if (header.find("'<u4'") != std::string::npos)
+    fmt.type = SampleType::kU32;
   else if (header.find("'<f4'") != std::string::npos)
     fmt.type = SampleType::kF32;
   else
@@ -356,6 +363,10 @@ void write_directory(TIFF* t, const ImageView& img, const TiffSpec& s) {
   TIFFSetField(t, TIFFTAG_IMAGELENGTH, static_cast<uint32_t>(img.rect.h));
   TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, bits);
   TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, spp);
+  TIFFSetField(t, TIFFTAG_SAMPLEFORMAT,
+               img.fmt.type == SampleType::kF32   ? SAMPLEFORMAT_IEEEFP
+               : img.fmt.type == SampleType::kI32 ? SAMPLEFORMAT_INT
+                                                  : SAMPLEFORMAT_UINT);
   TIFFSetField(t, TIFFTAG_PLANARCONFIG, s.planar_separate ? PLANARCONFIG_SEPARATE : PLANARCONFIG_CONTIG);
   TIFFSetField(t, TIFFTAG_COMPRESSION, s.compression);
   const bool jpeg = s.compression == COMPRESSION_JPEG;
@@ -465,7 +476,7 @@ Image read_tiff_libtiff(const std::string& path, int dir) {
   std::unique_ptr<TIFF, void (*)(TIFF*)> guard(t, TIFFClose);
   if (!TIFFSetDirectory(t, static_cast<tdir_t>(dir))) throw std::runtime_error("no directory " + std::to_string(dir));
   uint32_t w = 0, h = 0;
-  uint16_t bits = 8, spp = 1, comp = 1, photo = 1;
+  uint16_t bits = 8, spp = 1, comp = 1, photo = 1, sformat = SAMPLEFORMAT_UINT;
   TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w);
   TIFFGetField(t, TIFFTAG_IMAGELENGTH, &h);
   TIFFGetFieldDefaulted(t, TIFFTAG_BITSPERSAMPLE, &bits);
@@ -473,7 +484,11 @@ Image read_tiff_libtiff(const std::string& path, int dir) {
   TIFFGetFieldDefaulted(t, TIFFTAG_COMPRESSION, &comp);
   TIFFGetFieldDefaulted(t, TIFFTAG_PHOTOMETRIC, &photo);
   if (comp == COMPRESSION_JPEG && photo == PHOTOMETRIC_YCBCR) TIFFSetField(t, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
-  const PixelFormat fmt{bits == 16 ? SampleType::kU16 : SampleType::kU8, spp};
+  TIFFGetFieldDefaulted(t, TIFFTAG_SAMPLEFORMAT, &sformat);
+  const SampleType st = bits == 32   ? (sformat == SAMPLEFORMAT_IEEEFP ? SampleType::kF32 : SampleType::kU32)
+                        : bits == 16 ? SampleType::kU16
+                                     : SampleType::kU8;
+  const PixelFormat fmt{st, spp};
   Image img(fmt, Rect(0, 0, w, h));
   const size_t bpp = fmt.bytes_per_pixel();
   if (TIFFIsTiled(t)) {

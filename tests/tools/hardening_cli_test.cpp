@@ -176,17 +176,22 @@ TEST_F(Hardening, LyingSizesStayWithinTheBudget) {
 }
 
 // 4. Nothing is converted silently: pixel types we cannot read exactly are
-// refused by name (they once went through OpenSlide as 8-bit RGB).
+// refused by name (they once went through OpenSlide as 8-bit RGB). 32-bit
+// unsigned is read only as one channel (label images).
 TEST_F(Hardening, UnreadablePixelTypesAreRefusedByName) {
   struct Case {
     std::string name, says;
     uint16_t bits, spp, format, photometric;
   };
   const Case cases[] = {
-      {"c5.tif", "5 samples per pixel", 8, 5, 1, 1}, {"c40.tif", "40 samples per pixel", 16, 40, 1, 1},
-      {"i16.tif", "signed integer", 16, 1, 2, 1},    {"f64.tif", "floating-point samples of 64 bits", 64, 1, 3, 1},
-      {"u32.tif", "32-bit samples", 32, 1, 1, 1},    {"u12.tif", "12-bit samples", 12, 1, 1, 1},
-      {"u64.tif", "64-bit samples", 64, 1, 1, 1},    {"cmyk.tif", "Photometric 5", 8, 4, 1, 5},
+      {"c5.tif", "5 samples per pixel", 8, 5, 1, 1},
+      {"c40.tif", "40 samples per pixel", 16, 40, 1, 1},
+      {"i16.tif", "signed integer", 16, 1, 2, 1},
+      {"f64.tif", "floating-point samples of 64 bits", 64, 1, 3, 1},
+      {"u32x3.tif", "32-bit samples with 3 samples per pixel", 32, 3, 1, 2},
+      {"u12.tif", "12-bit samples", 12, 1, 1, 1},
+      {"u64.tif", "64-bit samples", 64, 1, 1, 1},
+      {"cmyk.tif", "Photometric 5", 8, 4, 1, 5},
   };
   for (const Case& c : cases) {
     test::RawIfd d;

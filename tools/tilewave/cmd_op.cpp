@@ -88,6 +88,12 @@ int run_op_command(const OpDef& op, int argc, char** argv, int first) {
     c.inputs.push_back({name, pos[k]});
     step.refs.push_back(name);
   }
+  // Optional images (`--mask FILE`) are inputs too: the step reads each by
+  // its option's name.
+  for (const auto& name : given_optional_inputs(op, params)) {
+    c.inputs.push_back({name, params.text(name)});
+    step.params.set(name, name);
+  }
   c.pipeline.steps.push_back(step);
   if (writes_image(op)) c.output = pos.back();
   return run_pipeline_command(c, a, common);

@@ -1,0 +1,72 @@
+#include "kernels/overlay/overlay.hpp"
+
+#include <cstring>
+
+#include "engine/error.hpp"
+
+namespace tw {
+
+OverlaySource::OverlaySource(std::shared_ptr<const TileSource> image, std::shared_ptr<const TileSource> labels,
+                             std::array<uint8_t, 3> color)
+    : image_(std::move(image)), labels_(std::move(labels)), color_(color) {
+  info_ = image_->info();
+  info_.fmt = kRgb8;
+  info_.levels.resize(1);
+  info_.levels[0].tile_w = info_.levels[0].tile_h = 0;
+  info_.levels[0].compression.clear();
+  info_.associated.clear();
+}
+
+void OverlaySource::read_inside(int level, const ImageView& dst) const {
+  TW_ASSERT(level == 0);
+  const Image img = image_->read(0, dst.rect);
+  // Outside the image counts as another label: objects cut by the slide's
+  // edge are closed there.
+  Border outside;
+  outside.mode = BorderMode::kConstant;
+  outside.value = 0;
+  const Image lab = labels_->read(0, dst.rect.grown(1), outside);
+  draw_outlines(img.view(), lab.view(), color_, dst);
+}
+
+namespace {
+
+template <class L>
+void draw_t(const ImageView& image, const ImageView& labels, std::array<uint8_t, 3> color, const ImageView& dst) {
+  const Rect r = dst.rect;
+  const int ch = image.fmt.channels;
+  for (int64_t y = r.y; y < r.y1(); ++y) {
+    const uint8_t* in = image.ptr_bytes(r.x, y);
+    uint8_t* out = dst.ptr_bytes(r.x, y);
+    const L* up = labels.ptr<L>(r.x, y - 1);
+    const L* mid = labels.ptr<L>(r.x, y);
+    const L* down = labels.ptr<L>(r.x, y + 1);
+    for (int64_t x = 0; x < r.w; ++x) {
+      const L v = mid[x];
+      const bool edge = v != 0 && (mid[x - 1] != v || mid[x + 1] != v || up[x] != v || down[x] != v);
+      for (int c = 0; c < 3; ++c) out[3 * x + c] = edge ? color[static_cast<size_t>(c)] : in[ch == 1 ? x : 3 * x + c];
+    }
+  }
+}
+
+}  // namespace
+
+void draw_outlines(const ImageView& image, const ImageView& labels, std::array<uint8_t, 3> color,
+                   const ImageView& dst) {
+  TW_ASSERT(labels.fmt.channels == 1 && labels.rect.contains(dst.rect.grown(1)));
+  switch (labels.fmt.type) {
+    case SampleType::kU8:
+      return draw_t<uint8_t>(image, labels, color, dst);
+    case SampleType::kU16:
+      return draw_t<uint16_t>(image, labels, color, dst);
+    case SampleType::kI32:
+      return draw_t<int32_t>(image, labels, color, dst);
+    case SampleType::kU32:
+      return draw_t<uint32_t>(image, labels, color, dst);
+    case SampleType::kF32:
+      break;
+  }
+  throw InternalError("draw_outlines: float labels");
+}
+
+}  // namespace tw

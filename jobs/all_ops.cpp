@@ -16,6 +16,8 @@
   X(stats)               \
   X(reconstruct_ops)     \
   X(edt)                 \
+  X(label_ops)           \
+  X(watershed)           \
   X(overlay)
 
 namespace tw {

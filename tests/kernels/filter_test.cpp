@@ -270,5 +270,38 @@ TEST_F(Filters, StatsHistogramAndOtsu) {
   }
 }
 
+// --otsu --nonzero: a masked image's zeros do not vote (OpenCV's Otsu of the
+// non-zero pixels), through the command line.
+TEST_F(Filters, OtsuOfTheNonZeroPixels) {
+  Image g = image("coins");
+  for (int64_t y = 0; y < g.rect().h; ++y)
+    for (int64_t x = 0; x < g.rect().w; ++x)
+      if ((x / 37 + y / 23) % 3 == 0) g.ptr<uint8_t>(x, y)[0] = 0;  // a third of the image masked
+  test::save_npy(tmp.file("g.npy"), g.view());
+  ASSERT_EQ(test::run_python(test::oracle("filter_oracle.py"), {"otsu_nonzero", tmp.file("g.npy"), tmp.file("t.txt")})
+                .exit_code,
+            0);
+  int ref = -1;
+  std::ifstream(tmp.file("t.txt")) >> ref;
+  test::TiffSpec spec;
+  spec.tile_w = spec.tile_h = 64;
+  test::write_tiff(tmp.file("g.tif"), g.view(), spec);
+  const auto r = test::run_cli({"filter", "threshold", tmp.file("g.tif"), tmp.file("t.tif"), "--otsu", "--nonzero",
+                                "--tile", "48", "--compression", "deflate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Otsu threshold: " + std::to_string(ref) + "\n"), std::string::npos) << r.out;
+  const Image t = test::read_tiff_libtiff(tmp.file("t.tif"), 0);
+  int64_t wrong = 0;
+  for (int64_t y = 0; y < g.rect().h; ++y)
+    for (int64_t x = 0; x < g.rect().w; ++x)
+      wrong += t.ptr<uint8_t>(x, y)[0] != (g.ptr<uint8_t>(x, y)[0] > ref ? 255 : 0);
+  EXPECT_EQ(wrong, 0);
+  // Without --otsu it means nothing.
+  const auto bad =
+      test::run_cli({"filter", "threshold", tmp.file("g.tif"), tmp.file("u.tif"), "--value", "9", "--nonzero"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--nonzero goes with --otsu"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace tw

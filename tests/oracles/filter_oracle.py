@@ -9,6 +9,7 @@ usage:
   filter_oracle.py gray IN.npy OUT.npy                (cvtColor RGB2GRAY)
   filter_oracle.py hed IN.npy OUT.npy                 (skimage.color.rgb2hed, float32)
   filter_oracle.py otsu IN.npy OUT.txt                (cv2.threshold(..., THRESH_OTSU) value)
+  filter_oracle.py otsu_nonzero IN.npy OUT.txt        (the same of the non-zero pixels only)
 """
 import sys
 
@@ -46,6 +47,10 @@ def main():
         np.save(sys.argv[3], rgb2hed(np.load(sys.argv[2])).astype(np.float32))
     elif op == 'otsu':
         t, _ = cv2.threshold(np.load(sys.argv[2]), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        open(sys.argv[3], 'w').write('%d\n' % int(t))
+    elif op == 'otsu_nonzero':
+        a = np.load(sys.argv[2])
+        t, _ = cv2.threshold(a[a != 0].reshape(1, -1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
         open(sys.argv[3], 'w').write('%d\n' % int(t))
     else:
         sys.exit('unknown op ' + op)

@@ -11,10 +11,12 @@ int run_op_command(const OpDef& op, int argc, char** argv, int first);
 int cmd_info(int argc, char** argv);
 int cmd_pyramid(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
+int cmd_features(int argc, char** argv);  // tools/tilewave/cmd_features.cpp
 // A family of ops under one word (`filter OP`, `math OP`).
 bool is_family(const std::string& word);
 int cmd_family(const std::string& family, int argc, char** argv);
 int cmd_ops(int argc, char** argv);
 int cmd_run(int argc, char** argv);
+int cmd_nuclei(int argc, char** argv);
 
 }  // namespace tw::cli

@@ -27,8 +27,12 @@ std::string usage() {
       "                              arguments: of the built-in sample slide)\n"
       "  info INPUT                  print levels, tiles, compression, microns per pixel,\n"
       "                              vendor and associated images\n"
+      "  features LABELS OUT.csv     per-object measurements of a label image (.csv, or\n"
+      "                              .geojson for QuPath)\n"
       "  run INPUT OUT STEP...       a chain of the ops below in one streaming pass\n"
-      "                              (each STEP one argument: 'filter gaussian --sigma 2')\n";
+      "                              (each STEP one argument: 'filter gaussian --sigma 2')\n"
+      "  nuclei SLIDE OUTDIR         segment a slide's nuclei: labels, CSV and GeoJSON\n"
+      "                              features, an overlay (docs/nuclei.md)\n";
   // Families (`filter OP`, `math OP`): one line each, naming their ops.
   std::vector<std::pair<std::string, std::string>> families;
   for (const auto& op : tw::op_registry().all()) {
@@ -83,9 +87,11 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "info") return cmd_info(argc, argv);
     if (cmd == "pyramid") return cmd_pyramid(argc, argv);
     if (cmd == "devices") return cmd_devices(argc, argv);
+    if (cmd == "features") return cmd_features(argc, argv);
     if (is_family(cmd)) return cmd_family(cmd, argc, argv);
     if (cmd == "ops") return cmd_ops(argc, argv);
     if (cmd == "run") return cmd_run(argc, argv);
+    if (cmd == "nuclei") return cmd_nuclei(argc, argv);
     if (const tw::OpDef* op = tw::op_registry().find_command({cmd})) return run_op_command(*op, argc, argv, 2);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");
   } catch (const tw::ParamError& e) {

@@ -124,6 +124,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   values["steps"] = pipeline_report(c.pipeline, plan, run);
   values["plan"] = plan.describe();
   if (!kept_files.empty()) values["kept"] = kept_files;
+  if (c.after_outputs) c.after_outputs(values);
   write_report(common.report, c.command, input_paths.back(), c.output, out, open_s, since(c.start), values);
   return 0;
 }

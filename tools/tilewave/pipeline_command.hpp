@@ -4,6 +4,8 @@
 // pipeline executor, write the kept results and the output, print and
 // report. A single-op command is a one-step pipeline run here.
 #include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +22,9 @@ struct PipelineCommand {
   Pipeline pipeline;
   std::vector<std::pair<std::string, std::string>> keeps;  // (result name or number, path)
   bool single_op = false;                                  // messages unprefixed, as the op's own command
+  // Runs after every image is written, before the report: adds its own
+  // figures to the report's values (the nuclei's feature tables).
+  std::function<void(nlohmann::json& report_values)> after_outputs;
   std::chrono::steady_clock::time_point start;
 };
 

@@ -1,0 +1,464 @@
+#include "jobs/label/label_job.hpp"
+
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/error.hpp"
+#include "engine/memory.hpp"
+#include "engine/scratch_store.hpp"
+#include "jobs/label/paged_array.hpp"
+#include "kernels/label/label.hpp"
+#include "kernels/label/label_cuda.hpp"
+
+namespace tw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// A piece of a tile's labelling that touches a border shared with another
+// tile: one union-find record. Records of tile t occupy slots
+// t * slots_per_tile + j, j = the piece's rank among the tile's border
+// pieces (ascending local label, which is raster order of first pixels).
+struct Piece {
+  uint64_t parent;  // union-find; after the merge: the root itself
+  uint64_t first;   // at the root: the set's first pixel (linear index in the image)
+  uint32_t label;   // the piece's label within its tile
+  uint32_t local;   // its first pixel within the tile: y * w + x
+  uint32_t final;   // at the root: the component's number, once given
+  uint32_t pad;
+};
+
+struct TileMeta {
+  uint32_t pieces = 0;  // labels in the tile
+  uint32_t border = 0;  // of them, border pieces
+};
+
+// Edges of a tile in the edge table: top, bottom, left, right, `tile` each:
+// the border piece's j + 1 at each edge pixel, 0 for background.
+enum Edge { kTop = 0, kBottom = 1, kLeft = 2, kRight = 3 };
+
+// The labels, read from the tile store, with the mask's resolution.
+class LabelImage final : public TileSource {
+ public:
+  LabelImage(std::shared_ptr<ScratchStore> store, const SourceInfo& mask) : store_(std::move(store)) {
+    info_ = store_->info();
+    info_.path = "label";
+    info_.format = "computed";
+    info_.mpp_x = mask.mpp_x, info_.mpp_y = mask.mpp_y;
+  }
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override { store_->read(level, dst); }
+
+ private:
+  std::shared_ptr<ScratchStore> store_;
+};
+
+class Labeler {
+ public:
+  Labeler(const TileSource& mask, int connectivity, ExecContext& ctx, LabelStats& st)
+      : mask_(mask), conn_(connectivity), ctx_(ctx), st_(st) {
+    const LevelInfo& l0 = mask.level(0);
+    W_ = l0.width, H_ = l0.height;
+    cuda_ = ctx.backend.is_cuda();
+    T_ = choose_tile();
+    grid_ = TileGrid{W_, H_, T_, T_};
+    cols_ = grid_.cols(), rows_ = grid_.rows();
+    S_ = 4 * static_cast<uint64_t>(T_);
+    plan_memory();
+  }
+
+  std::shared_ptr<ScratchStore> run() {
+    const auto t0 = Clock::now();
+    local_pass();
+    st_.local_seconds = since(t0);
+    const auto t1 = Clock::now();
+    merge();
+    st_.merge_seconds = since(t1);
+    const auto t2 = Clock::now();
+    relabel();
+    st_.relabel_seconds = since(t2);
+    st_.tiles = grid_.count(), st_.tile = T_;
+    st_.tiles_spilled = store_->stats().spills;
+    st_.table_pages_spilled = pieces_->spills() + edges_->spills() + starts_->spills();
+    return store_;
+  }
+
+ private:
+  int64_t choose_tile() const {
+    const int64_t t = ctx_.tile;
+    if (t < 16 || t > 16384) throw InputError("--tile must be between 16 and 16384");
+    if (!cuda_) return t;
+    // The GPU is filled only by large tiles; as large as a sixteenth of the
+    // budget allows (the store holds several), no larger than the image.
+    int64_t g = 4096;
+    const int64_t side = std::max(W_, H_);
+    while (g / 2 >= side && g / 2 >= t) g /= 2;
+    while (g > t && static_cast<size_t>(g * g) * 16 * 4 > ctx_.memory) g /= 2;
+    return std::max(g, t);
+  }
+
+  // Shares of the budget: per thread, a tile's working buffers; per band of
+  // tiles, the tables of a full-width band; the tile store and the paged
+  // tables split the rest.
+  void plan_memory() {
+    threads_ =
+        cuda_ ? 2 : static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+    const size_t tile_px = static_cast<size_t>(T_ * T_);
+    const size_t per_thread = tile_px * (mask_.info().fmt.bytes_per_pixel() + 1 + 4 + 4 + 4);
+    const size_t band = static_cast<size_t>(cols_ * T_) * (4 + 4 + 8 + 16) + static_cast<size_t>(cols_) * S_ * 40;
+    const size_t M = ctx_.memory;
+    const size_t fixed = per_thread * static_cast<size_t>(threads_) + band;
+    const size_t rest = M > fixed + M / 4 ? M - fixed : M / 4;
+    const size_t tile_bytes = tile_px * 4;
+    const size_t store_cache = std::max(rest / 2, tile_bytes * static_cast<size_t>(threads_ + 2));
+    store_ = std::make_shared<ScratchStore>(PixelFormat{SampleType::kU32, 1}, W_, H_, T_, store_cache,
+                                            ctx_.scratch_path(), "labels");
+    const uint64_t tiles = static_cast<uint64_t>(grid_.count());
+    const std::string near = ctx_.scratch_path();
+    pieces_ = std::make_unique<PagedArray<Piece>>(tiles * S_, rest / 4, near);
+    edges_ = std::make_unique<PagedArray<uint32_t>>(tiles * S_, rest / 8, near);
+    starts_ = std::make_unique<PagedArray<uint32_t>>(tiles * static_cast<uint64_t>(T_), rest / 8, near);
+    meta_.assign(static_cast<size_t>(tiles), TileMeta{});
+  }
+
+  // Step 1: every tile labelled on its own.
+  void local_pass() {
+    const SampleType type = mask_.info().fmt.type;
+    std::unique_ptr<label::CudaTileLabeler> gpu;
+    std::mutex gpu_mu;
+    if (cuda_) gpu = label::make_cuda_tile_labeler(ctx_.backend.device, T_, T_);
+    tbb::parallel_for(int64_t{0}, grid_.count(), [&](int64_t t) {
+      const int64_t tx = t % cols_, ty = t / cols_;
+      const Rect r = grid_.tile_rect(tx, ty);
+      thread_local std::vector<uint8_t> fg;
+      thread_local std::vector<uint32_t> first, slot_of, edge;
+      thread_local std::vector<Piece> recs;
+      thread_local label::TileScratch scratch;
+      fg.resize(static_cast<size_t>(r.area()));
+      {
+        const Image in = mask_.read(0, r);
+        for (int64_t y = 0; y < r.h; ++y)
+          label::foreground_row(in.row_bytes(r.y + y), type, r.w, fg.data() + static_cast<size_t>(y * r.w));
+      }
+      ScratchStore::Pin pin = store_->acquire(tx, ty, true);
+      const Image& img = pin.image();
+      uint32_t* out = img.ptr<uint32_t>(r.x, r.y);
+      const size_t ostride = img.stride() / 4;
+      uint32_t n;
+      if (gpu) {
+        std::lock_guard<std::mutex> l(gpu_mu);
+        n = gpu->label(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first);
+      } else {
+        n = label::label_tile(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first, scratch);
+      }
+      pin.mark_dirty();
+      // Pieces starting on each row.
+      edge.assign(static_cast<size_t>(T_), 0);
+      for (uint32_t k = 0; k < n; ++k) ++edge[first[k] / static_cast<uint32_t>(r.w)];
+      starts_->write(static_cast<uint64_t>(t) * static_cast<uint64_t>(T_), edge.data(), static_cast<uint64_t>(T_));
+      // Border pieces: labels on the edges shared with another tile.
+      slot_of.assign(static_cast<size_t>(n) + 1, 0);
+      auto at = [&](int64_t x, int64_t y) { return out[static_cast<size_t>(y) * ostride + static_cast<size_t>(x)]; };
+      const bool has[4] = {ty > 0, ty + 1 < rows_, tx > 0, tx + 1 < cols_};
+      if (has[kTop])
+        for (int64_t x = 0; x < r.w; ++x) slot_of[at(x, 0)] = 1;
+      if (has[kBottom])
+        for (int64_t x = 0; x < r.w; ++x) slot_of[at(x, r.h - 1)] = 1;
+      if (has[kLeft])
+        for (int64_t y = 0; y < r.h; ++y) slot_of[at(0, y)] = 1;
+      if (has[kRight])
+        for (int64_t y = 0; y < r.h; ++y) slot_of[at(r.w - 1, y)] = 1;
+      slot_of[0] = 0;
+      recs.clear();
+      const uint64_t base = static_cast<uint64_t>(t) * S_;
+      for (uint32_t k = 1; k <= n; ++k)
+        if (slot_of[k]) {
+          slot_of[k] = static_cast<uint32_t>(recs.size()) + 1;
+          recs.push_back(Piece{base + recs.size(), 0, k, first[k - 1], 0, 0});
+        }
+      if (!recs.empty()) pieces_->write(base, recs.data(), recs.size());
+      edge.assign(S_, 0);
+      const size_t T = static_cast<size_t>(T_);
+      for (int64_t x = 0; x < r.w; ++x) {
+        if (has[kTop]) edge[kTop * T + static_cast<size_t>(x)] = slot_of[at(x, 0)];
+        if (has[kBottom]) edge[kBottom * T + static_cast<size_t>(x)] = slot_of[at(x, r.h - 1)];
+      }
+      for (int64_t y = 0; y < r.h; ++y) {
+        if (has[kLeft]) edge[kLeft * T + static_cast<size_t>(y)] = slot_of[at(0, y)];
+        if (has[kRight]) edge[kRight * T + static_cast<size_t>(y)] = slot_of[at(r.w - 1, y)];
+      }
+      if (!recs.empty()) edges_->write(base, edge.data(), S_);
+      meta_[static_cast<size_t>(t)] = TileMeta{n, static_cast<uint32_t>(recs.size())};
+    });
+    if (gpu) {
+      const label::CudaLabelStats g = gpu->stats();
+      st_.gpu = true;
+      st_.gpu_kernel_seconds = g.kernel_seconds, st_.gpu_transfer_seconds = g.transfer_seconds;
+    }
+    for (const TileMeta& m : meta_) st_.border_pieces += m.border;
+  }
+
+  // Union-find on the piece records (one thread: the records are paged).
+  uint64_t find(uint64_t a) {
+    for (;;) {
+      const uint64_t p = pieces_->cref(a).parent;
+      if (p == a) return a;
+      const uint64_t gp = pieces_->cref(p).parent;
+      if (gp == p) return p;
+      pieces_->ref(a).parent = gp;  // path halving
+      a = gp;
+    }
+  }
+  // The root of a set is its smallest slot.
+  void unite(uint64_t a, uint64_t b) {
+    a = find(a), b = find(b);
+    if (a == b) return;
+    if (a < b) std::swap(a, b);
+    pieces_->ref(a).parent = b;
+  }
+
+  uint64_t linear_first(int64_t t, uint32_t local) const {
+    const Rect r = grid_.tile_rect(t % cols_, t / cols_);
+    const int64_t y = r.y + local / static_cast<uint32_t>(r.w), x = r.x + local % static_cast<uint32_t>(r.w);
+    return static_cast<uint64_t>(y) * static_cast<uint64_t>(W_) + static_cast<uint64_t>(x);
+  }
+
+  // Reads one edge of tile t as slot + 1 per pixel (0: none) into dst.
+  void edge_slots(int64_t t, Edge e, int64_t n, uint64_t* dst) {
+    if (meta_[static_cast<size_t>(t)].border == 0) {
+      std::fill(dst, dst + n, uint64_t{0});
+      return;
+    }
+    thread_local std::vector<uint32_t> e32;
+    e32.resize(static_cast<size_t>(n));
+    edges_->read(static_cast<uint64_t>(t) * S_ + static_cast<uint64_t>(e) * static_cast<uint64_t>(T_), e32.data(),
+                 static_cast<uint64_t>(n));
+    const uint64_t base = static_cast<uint64_t>(t) * S_;
+    for (int64_t i = 0; i < n; ++i) dst[i] = e32[static_cast<size_t>(i)] ? base + e32[static_cast<size_t>(i)] : 0;
+  }
+
+  // Step 2: pieces touching across tile borders joined, 4- or 8-connected.
+  void merge() {
+    const int reach = conn_ == 8 ? 1 : 0;
+    std::vector<uint64_t> a(static_cast<size_t>(std::max(W_, T_))), b(a.size());
+    uint64_t last_a = 0, last_b = 0;
+    // Joins the pixels of row a with those of row b at offsets -reach..reach.
+    auto join_rows = [&](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const uint64_t pa = a[static_cast<size_t>(i)];
+        if (!pa) continue;
+        for (int64_t k = std::max<int64_t>(0, i - reach); k <= std::min(n - 1, i + reach); ++k) {
+          const uint64_t pb = b[static_cast<size_t>(k)];
+          if (!pb || (pa == last_a && pb == last_b)) continue;
+          last_a = pa, last_b = pb;
+          unite(pa - 1, pb - 1);
+        }
+      }
+    };
+    for (int64_t ty = 0; ty < rows_; ++ty) {
+      const int64_t h = grid_.tile_rect(0, ty).h;
+      for (int64_t tx = 0; tx + 1 < cols_; ++tx) {
+        const int64_t t = ty * cols_ + tx;
+        edge_slots(t, kRight, h, a.data());
+        edge_slots(t + 1, kLeft, h, b.data());
+        join_rows(h);
+      }
+      if (ty + 1 == rows_) break;
+      for (int64_t tx = 0; tx < cols_; ++tx) {
+        const Rect r = grid_.tile_rect(tx, ty);
+        edge_slots(ty * cols_ + tx, kBottom, r.w, a.data() + r.x);
+        edge_slots((ty + 1) * cols_ + tx, kTop, r.w, b.data() + r.x);
+      }
+      join_rows(W_);
+    }
+    // Roots get their set's first pixel; every record points at its root.
+    // A root is its set's smallest slot, so it is met before its members.
+    for (int64_t t = 0; t < grid_.count(); ++t) {
+      const uint64_t base = static_cast<uint64_t>(t) * S_;
+      for (uint32_t j = 0; j < meta_[static_cast<size_t>(t)].border; ++j) {
+        const uint64_t i = base + j;
+        const uint64_t g = linear_first(t, pieces_->cref(i).local);
+        const uint64_t r = find(i);
+        if (r == i) {
+          pieces_->ref(i).first = g;
+        } else {
+          pieces_->ref(i).parent = r;
+          Piece& root = pieces_->ref(r);
+          root.first = std::min(root.first, g);
+        }
+      }
+    }
+  }
+
+  // Step 3: numbers in raster order, band by band.
+  void relabel() {
+    const size_t T = static_cast<size_t>(T_);
+    // all: pieces starting on each (tile column, row) before the rows
+    // above are added up; owners: of them, those starting a component.
+    std::vector<uint32_t> all(static_cast<size_t>(cols_) * T), owners(all.size());
+    std::vector<uint64_t> offset(all.size());
+    std::vector<std::vector<Piece>> recs(static_cast<size_t>(cols_));
+    std::vector<std::vector<uint8_t>> owner(static_cast<size_t>(cols_));
+    std::vector<std::vector<uint32_t>> fin(static_cast<size_t>(cols_));
+    uint64_t done = 0;
+    for (int64_t ty = 0; ty < rows_; ++ty) {
+      const int64_t h = grid_.tile_rect(0, ty).h;
+      // Pieces starting on each row of each tile; border pieces whose set
+      // starts elsewhere start no component.
+      for (int64_t c = 0; c < cols_; ++c) {
+        const int64_t t = ty * cols_ + c;
+        const size_t cs = static_cast<size_t>(c);
+        starts_->read(static_cast<uint64_t>(t) * T, all.data() + cs * T, T);
+        std::copy_n(all.data() + cs * T, T, owners.data() + cs * T);
+        // From here on, all[] counts the pieces starting on the rows above.
+        uint32_t sum = 0;
+        for (size_t y = 0; y < T; ++y) sum += std::exchange(all[cs * T + y], sum);
+        const uint32_t nb = meta_[static_cast<size_t>(t)].border;
+        recs[cs].resize(nb);
+        owner[cs].assign(nb, 0);
+        fin[cs].assign(nb, 0);
+        if (nb) pieces_->read(static_cast<uint64_t>(t) * S_, recs[cs].data(), nb);
+        const int64_t w = grid_.tile_rect(c, ty).w;
+        for (uint32_t j = 0; j < nb; ++j) {
+          const Piece& p = recs[cs][j];
+          const uint64_t first = pieces_->cref(p.parent).first;
+          owner[cs][j] = linear_first(t, p.local) == first;
+          if (!owner[cs][j]) --owners[cs * T + p.local / static_cast<uint32_t>(w)];
+        }
+      }
+      // Exclusive prefix in raster order: row by row, tile by tile.
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t c = 0; c < cols_; ++c) {
+          const size_t k = static_cast<size_t>(c) * T + static_cast<size_t>(y);
+          offset[k] = done;
+          done += owners[k];
+        }
+      if (done > std::numeric_limits<uint32_t>::max())
+        throw InputError(mask_.info().path + " has more than 4294967295 connected components; labels are 32-bit");
+      // Numbers of the border pieces that start their component: the
+      // pieces before them on their row, less those that start none.
+      for (int64_t c = 0; c < cols_; ++c) {
+        const size_t cs = static_cast<size_t>(c);
+        const uint32_t w = static_cast<uint32_t>(grid_.tile_rect(c, ty).w);
+        uint32_t row = UINT32_MAX, skipped = 0;
+        for (uint32_t j = 0; j < recs[cs].size(); ++j) {
+          const Piece& p = recs[cs][j];
+          const uint32_t y = p.local / w;
+          if (y != row) row = y, skipped = 0;
+          const uint32_t before_row = all[cs * T + y];
+          if (!owner[cs][j]) {
+            ++skipped;
+            continue;
+          }
+          const uint64_t rank = static_cast<uint64_t>(p.label) - 1 - before_row - skipped;
+          fin[cs][j] = static_cast<uint32_t>(offset[cs * T + y] + rank + 1);
+          pieces_->ref(p.parent).final = fin[cs][j];
+        }
+      }
+      // The others take their component's number, given in this band or
+      // an earlier one (a component starts at its topmost row).
+      for (int64_t c = 0; c < cols_; ++c) {
+        const size_t cs = static_cast<size_t>(c);
+        for (uint32_t j = 0; j < recs[cs].size(); ++j)
+          if (!owner[cs][j]) fin[cs][j] = pieces_->cref(recs[cs][j].parent).final;
+      }
+      tbb::parallel_for(int64_t{0}, cols_, [&](int64_t c) { relabel_tile(c, ty, recs, owner, fin, offset); });
+    }
+    st_.components = done;
+  }
+
+  void relabel_tile(int64_t c, int64_t ty, const std::vector<std::vector<Piece>>& recs,
+                    const std::vector<std::vector<uint8_t>>& owner, const std::vector<std::vector<uint32_t>>& fin,
+                    const std::vector<uint64_t>& offset) {
+    const size_t cs = static_cast<size_t>(c), T = static_cast<size_t>(T_);
+    const int64_t t = ty * cols_ + c;
+    const uint32_t n = meta_[static_cast<size_t>(t)].pieces;
+    if (n == 0) return;
+    const Rect r = grid_.tile_rect(c, ty);
+    ScratchStore::Pin pin = store_->acquire(c, ty);
+    const Image& img = pin.image();
+    thread_local std::vector<uint32_t> map;
+    map.resize(static_cast<size_t>(n) + 1);
+    map[0] = 0;
+    uint32_t next = 1, bj = 0;
+    const std::vector<Piece>& rc = recs[cs];
+    for (int64_t y = 0; y < r.h; ++y) {
+      uint32_t* row = img.ptr<uint32_t>(r.x, r.y + y);
+      uint64_t on_row = 0;  // components started so far on this row of the tile
+      const uint64_t off = offset[cs * T + static_cast<size_t>(y)];
+      for (int64_t x = 0; x < r.w; ++x) {
+        const uint32_t k = row[x];
+        if (k == next) {  // a piece's first pixel: labels first appear in order
+          uint32_t v;
+          if (bj < rc.size() && rc[bj].label == k) {
+            v = fin[cs][bj];
+            on_row += owner[cs][bj];
+            ++bj;
+          } else {
+            v = static_cast<uint32_t>(off + on_row + 1);
+            ++on_row;
+          }
+          map[k] = v;
+          ++next;
+        }
+        row[x] = map[k];
+      }
+    }
+    pin.mark_dirty();
+  }
+
+  const TileSource& mask_;
+  int conn_;
+  ExecContext& ctx_;
+  LabelStats& st_;
+  bool cuda_ = false;
+  int threads_ = 1;
+  int64_t W_ = 0, H_ = 0, T_ = 256, cols_ = 0, rows_ = 0;
+  uint64_t S_ = 0;  // record slots per tile (its perimeter bounds its border pieces)
+  TileGrid grid_;
+  std::shared_ptr<ScratchStore> store_;
+  std::unique_ptr<PagedArray<Piece>> pieces_;
+  std::unique_ptr<PagedArray<uint32_t>> edges_, starts_;
+  std::vector<TileMeta> meta_;
+};
+
+}  // namespace
+
+std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSource> mask, int connectivity,
+                                                   ExecContext& ctx, LabelStats* stats) {
+  if (connectivity != 4 && connectivity != 8)
+    throw InputError("connectivity must be 4 or 8, not " + std::to_string(connectivity));
+  if (mask->info().fmt.channels != 1)
+    throw InputError(mask->info().path + " is " + mask->info().fmt.str() +
+                     "; label needs a one-channel image (pick one first: filter channel --index N)");
+  const auto t0 = Clock::now();
+  LabelStats st;
+  std::shared_ptr<ScratchStore> store;
+  {
+    Labeler job(*mask, connectivity, ctx, st);
+    store = job.run();
+  }
+  // The tables are gone; the store is read once, in order, by the writer.
+  release_free_heap();
+  const size_t cache = ctx.memory / 4;
+  store->set_cache_bytes(cache);
+  ctx.take_memory(cache);
+  st.seconds = since(t0);
+  if (stats) *stats = st;
+  return std::make_shared<LabelImage>(std::move(store), mask->info());
+}
+
+}  // namespace tw

@@ -1,0 +1,90 @@
+// Registration of `tilewave watershed IMAGE MARKERS OUTPUT [--mask MASK]`
+// (jobs/watershed/watershed_job.hpp runs it out of core).
+#include <cstdio>
+
+#include "engine/op_registry.hpp"
+#include "jobs/label/label_job.hpp"
+#include "jobs/watershed/watershed_job.hpp"
+
+namespace tw::ops {
+namespace {
+
+void require_one_channel(const ImageType& in, const std::string& what, bool ok, const std::string& needs) {
+  if (in.fmt.channels != 1 || !ok)
+    throw InputError("watershed: " + what + " " + in.name + " is " + in.fmt.str() + "; " + needs);
+}
+
+}  // namespace
+
+void register_watershed(OpRegistry& r) {
+  OpDef op;
+  op.name = "watershed";
+  op.command = {"watershed"};
+  op.category = OpCategory::kWholeImage;
+  op.summary = "marker-controlled watershed: flood IMAGE from MARKERS (u32 labels, or a u8 mask)";
+  op.usage = "[--mask MASK] [--connectivity 4|8]";
+  op.help =
+      "Floods IMAGE (one channel of u8, u16 or f32; lower floods first, as in\n"
+      "skimage.segmentation.watershed: pass -EDT or an inverted image) from MARKERS\n"
+      "(u32 labels, 0: no marker; or a u8 mask, each 8-connected blob one marker),\n"
+      "within MASK where given (0: never labelled). A pixel takes its cheapest path\n"
+      "from a marker: by the highest altitude on the path, then the steps since it\n"
+      "last climbed; of equal paths, the one through the cheapest neighbour, then the\n"
+      "smaller label (docs/ops/watershed.md). Every tiling and backend gives the same\n"
+      "u32 labels; pixels no path reaches are 0. Out of core.";
+  op.inputs = {"IMAGE", "MARKERS"};
+  op.optional_inputs = {"mask"};
+  op.takes = "IMAGE: u8, u16 or f32 gray; MARKERS: u32 labels or a u8 mask; MASK: any one channel; all of one size";
+  op.params = {ParamSpec::choice("connectivity", "N", {"4", "8"}, "8",
+                                 "4 (cross) or 8 (square, default): skimage's connectivity 1 or 2")};
+  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
+    const SampleType t = in[0].fmt.type;
+    require_one_channel(in[0], "the image", t == SampleType::kU8 || t == SampleType::kU16 || t == SampleType::kF32,
+                        "it needs one channel of u8, u16 or f32 (pick one: filter channel, filter gray)");
+    require_one_channel(in[1], "the markers", in[1].fmt.type == SampleType::kU32 || in[1].fmt.type == SampleType::kU8,
+                        "they need to be u32 labels (0: no marker) or a u8 mask (labelled first, 8-connected)");
+    if (in.size() > 2 && !in[2].name.empty())  // not given: an empty name
+      require_one_channel(in[2], "the mask", true, "it needs one channel (0: outside)");
+    return PixelFormat{SampleType::kU32, 1};
+  };
+  op.run = [](const std::vector<std::shared_ptr<const TileSource>>& in, const OpParams& p, ExecContext& ctx) {
+    const TileSource* mask = in.size() > 2 ? in[2].get() : nullptr;
+    // A binary mask of markers: each 8-connected blob one marker, numbered
+    // as skimage.measure.label numbers them (jobs/label); its store's cache
+    // comes off the budget.
+    LabelStats ls;
+    const std::shared_ptr<const TileSource> markers =
+        in[1]->info().fmt.type == SampleType::kU8 ? label_components(in[1], 8, ctx, &ls) : in[1];
+    const WatershedResult res =
+        watershed(*in[0], *markers, mask, watershed_job(ctx, p.choice("connectivity") == "4" ? 4 : 8));
+    // The costs are read once, in order, by the writer, which gets most of
+    // the budget.
+    res.costs->set_cache_bytes(ctx.memory / 4);
+    ctx.take_memory(ctx.memory / 4);
+    OpResult out;
+    out.image = res.labels;
+    out.description = "Tilewave watershed labels";
+    char what[200];
+    std::snprintf(what, sizeof what, "load %.2f s, propagation %.2f s (%lld visits of %lld tiles)", res.load_seconds,
+                  res.wavefront.seconds, static_cast<long long>(res.wavefront.tile_visits),
+                  static_cast<long long>(res.wavefront.tiles));
+    out.summary = what;
+    out.values = {{"tiles", res.wavefront.tiles},
+                  {"tile_visits", res.wavefront.tile_visits},
+                  {"load_seconds", res.load_seconds},
+                  {"wavefront_seconds", res.wavefront.seconds},
+                  {"seed_pixels", res.seed_pixels},
+                  {"markers_labelled", ls.components},
+                  {"op_device", ctx.backend.is_cuda() ? ctx.backend.str() : "cpu"},
+                  {"gpu_rounds", res.gpu.rounds},
+                  {"gpu_block_solves", res.gpu.block_solves},
+                  {"gpu_kernel_seconds", res.gpu.kernel_seconds},
+                  {"gpu_transfer_seconds", res.gpu.transfer_seconds},
+                  {"tiles_spilled", res.store.spills},
+                  {"tiles_reloaded", res.store.loads}};
+    return out;
+  };
+  r.add(std::move(op));
+}
+
+}  // namespace tw::ops

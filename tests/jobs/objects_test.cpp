@@ -1,0 +1,149 @@
+// Object filters (`tilewave objects`) against scikit-image and scipy
+// (remove_small_objects, clear_border, binary_fill_holes per object, through
+// tests/oracles/label_oracle.py) on nuclei-like masks and on u32 labels
+// whose objects are not connected, at several tile sizes and budgets.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/memory_source.hpp"
+#include "jobs/label/objects_job.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+Image run_objects(const Image& in, const ObjectsParams& p, int64_t tile, size_t memory, ObjectsStats* st,
+                  double mpp = 0) {
+  Image c(in.fmt(), in.rect());
+  copy_overlap(in.view(), c.view());
+  ExecContext ctx;
+  ctx.tile = tile;
+  ctx.memory = memory;
+  const auto out = filter_objects(std::make_shared<MemorySource>(std::move(c), mpp), p, ctx, st);
+  return out->read(0, in.rect());
+}
+
+Image oracle(const Image& in, const ObjectsParams& p) {
+  test::TempDir tmp;
+  test::save_npy(tmp.file("in.npy"), in.view());
+  const auto r =
+      test::run_python(test::oracle("label_oracle.py"),
+                       {"objects", tmp.file("in.npy"), std::to_string(p.connectivity), std::to_string(p.min_area),
+                        std::isinf(p.max_area) ? "1e300" : std::to_string(p.max_area), p.exclude_border ? "1" : "0",
+                        p.fill_holes ? "1" : "0", tmp.file("ref.npy")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return test::load_npy(tmp.file("ref.npy"));
+}
+
+Image nuclei_mask(int64_t w, int64_t h, int seed) {
+  test::TempDir tmp;
+  EXPECT_EQ(test::run_python(test::oracle("label_oracle.py"), {"nuclei_mask", std::to_string(w), std::to_string(h),
+                                                               std::to_string(seed), tmp.file("n.npy")})
+                .exit_code,
+            0);
+  return test::load_npy(tmp.file("n.npy"));
+}
+
+TEST(Objects, MaskAgainstScikitImage) {
+  if (!test::python_has("skimage.segmentation")) GTEST_SKIP() << "scikit-image missing";
+  const Image m = nuclei_mask(333, 271, 4);
+  struct Case {
+    double mn, mx;
+    bool border, fill;
+  };
+  const Case cases[] = {
+      {40, INFINITY, false, false}, {20, 150, true, false}, {0, INFINITY, false, true}, {30, 400, true, true}};
+  for (int conn : {4, 8})
+    for (const Case& c : cases) {
+      ObjectsParams p;
+      p.min_area = c.mn, p.max_area = c.mx, p.exclude_border = c.border, p.fill_holes = c.fill;
+      p.connectivity = conn;
+      const Image ref = oracle(m, p);
+      for (int64_t tile : {16, 64, 256}) {
+        ObjectsStats st;
+        const Image got = run_objects(m, p, tile, tile == 16 ? 512 << 10 : size_t{1} << 30, &st);
+        EXPECT_EQ(test::diff_images(got.view(), ref.view()), "")
+            << "conn " << conn << " min " << c.mn << " max " << c.mx << " border " << c.border << " fill " << c.fill
+            << " tile " << tile;
+        EXPECT_GT(st.kept, 0u);
+        if (c.fill) EXPECT_GT(st.holes_filled, 0u);
+        EXPECT_EQ(st.kept + st.removed_small + st.removed_large + st.removed_border, st.objects);
+      }
+    }
+}
+
+// u32 labels: an object is every pixel of its value, connected or not;
+// values need not be in any order.
+TEST(Objects, LabelsOfScatteredObjects) {
+  if (!test::python_has("skimage.segmentation")) GTEST_SKIP() << "scikit-image missing";
+  Image l(PixelFormat{SampleType::kU32, 1}, Rect(0, 0, 150, 97));
+  std::mt19937_64 rng(9);
+  for (int64_t y = 0; y < 97; ++y)
+    for (int64_t x = 0; x < 150; ++x) {
+      // Blocks of 5x5 with one of 40 values, a fifth of them background.
+      const uint64_t k = ((x / 5) * 7919 + (y / 5) * 104729) % 50;
+      *l.ptr<uint32_t>(x, y) = k < 10 ? 0 : static_cast<uint32_t>(k * 85000000u);
+    }
+  for (const bool border : {false, true}) {
+    ObjectsParams p;
+    p.min_area = 60, p.max_area = 400, p.exclude_border = border;
+    const Image ref = oracle(l, p);
+    for (int64_t tile : {16, 32}) {
+      ObjectsStats st;
+      const Image got = run_objects(l, p, tile, size_t{1} << 30, &st);
+      EXPECT_EQ(test::diff_images(got.view(), ref.view()), "") << tile;
+    }
+  }
+}
+
+TEST(Objects, SquareMicronsUseTheImagesMpp) {
+  Image m(kGray8, Rect(0, 0, 40, 20));
+  m.fill_zero();
+  for (int64_t y = 2; y < 6; ++y)
+    for (int64_t x = 2; x < 6; ++x) *m.ptr<uint8_t>(x, y) = 1;  // 16 px
+  for (int64_t y = 10; y < 18; ++y)
+    for (int64_t x = 20; x < 28; ++x) *m.ptr<uint8_t>(x, y) = 1;  // 64 px
+  ObjectsParams p;
+  p.um2 = true;
+  p.min_area = 5;  // at 0.5 um/px: 4 and 16 um2
+  ObjectsStats st;
+  const Image got = run_objects(m, p, 16, size_t{1} << 30, &st, 0.5);
+  EXPECT_EQ(st.objects, 2u);
+  EXPECT_EQ(st.kept, 1u);
+  EXPECT_EQ(*got.ptr<uint32_t>(3, 3), 0u);
+  EXPECT_EQ(*got.ptr<uint32_t>(21, 11), 1u);
+  try {
+    run_objects(m, p, 16, size_t{1} << 30, &st, 0);
+    ADD_FAILURE() << "no error without mpp";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("mpp"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
+  test::TempDir tmp;
+  const Image m = nuclei_mask(300, 200, 6);
+  test::write_tiff(tmp.file("m.tif"), m.view(), {});
+  ASSERT_EQ(test::run_cli({"label", tmp.file("m.tif"), tmp.file("l.tif")}).exit_code, 0);
+  const auto r = test::run_cli(
+      {"objects", tmp.file("l.tif"), tmp.file("o.tif"), "--min-area", "50", "--tile", "32", "--memory", "4M"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ObjectsParams p;
+  p.min_area = 50;
+  ObjectsStats st;
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("o.tif"), 0).view(),
+                              run_objects(m, p, 256, size_t{1} << 30, &st).view()),
+            "");
+  auto bad = test::run_cli({"objects", tmp.file("m.tif"), tmp.file("x.tif"), "--units", "um2", "--min-area", "3"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("mpp"), std::string::npos) << bad.err;
+  test::write_tiff(tmp.file("f.tif"), test::random_image(PixelFormat{SampleType::kF32, 1}, 16, 16, 1).view(), {});
+  bad = test::run_cli({"objects", tmp.file("f.tif"), tmp.file("x.tif")});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("u32 labels"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+}
+
+}  // namespace
+}  // namespace tw

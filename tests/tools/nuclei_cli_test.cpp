@@ -1,0 +1,238 @@
+// tilewave nuclei SLIDE OUTDIR (tools/tilewave/cmd_nuclei.cpp, the default
+// pipeline jobs/nuclei/nuclei.pipeline): the micron parameters and pipeline
+// variables; the four outputs, joined by their labels; accuracy against the
+// ground truth of synthetic H&E slides at two magnifications
+// (tools/nuclei/synth_he.py, scored by tools/nuclei/score.py); the same
+// result for every tile size and budget; real content; and the errors.
+#include <gtest/gtest.h>
+#include <tiffio.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "engine/op_params.hpp"
+#include "jobs/nuclei/nuclei_params.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string tool(const std::string& name) {
+  return test::source_dir() + "/tools/nuclei/" + name;
+}
+
+bool have_python_stack() {
+  return test::python_has("skimage") && test::python_has("tifffile") && test::python_has("scipy");
+}
+
+// A synthetic H&E slide and its ground truth.
+void synth(const test::TempDir& tmp, const std::string& name, const std::string& size, const std::string& mpp,
+           const std::string& seed) {
+  const auto r = test::run_python(tool("synth_he.py"), {tmp.file(name + ".tif"), tmp.file(name + "_gt.tif"), "--size",
+                                                        size, "--mpp", mpp, "--seed", seed});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+// score.py --json: {"f1": ..., "aji": ...}.
+nlohmann::json score(const std::string& pred, const std::string& gt) {
+  const auto r = test::run_python(tool("score.py"), {pred, gt, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+// Ours (out/labels.tif) against the truth, and against the scikit-image
+// pipeline of the same steps on the same slide: at least as good, within
+// 0.02, and good in absolute terms.
+void expect_accurate(const test::TempDir& tmp, const std::string& name, const std::string& what) {
+  const auto ours = score(tmp.file("out/labels.tif"), tmp.file(name + "_gt.tif"));
+  const auto sk = test::run_python(tool("skimage_pipeline.py"), {tmp.file(name + ".tif"), tmp.file("sk.tif")});
+  ASSERT_EQ(sk.exit_code, 0) << sk.err;
+  const auto theirs = score(tmp.file("sk.tif"), tmp.file(name + "_gt.tif"));
+  std::cout << what << ": ours " << ours.dump() << "\n  scikit-image " << theirs.dump() << "\n";
+  EXPECT_GE(ours["f1"].get<double>(), 0.93);
+  EXPECT_GE(ours["aji"].get<double>(), 0.82);
+  EXPECT_GE(ours["f1"].get<double>(), theirs["f1"].get<double>() - 0.02);
+  EXPECT_GE(ours["aji"].get<double>(), theirs["aji"].get<double>() - 0.02);
+}
+
+TEST(NucleiParams, MicronsBecomePixels) {
+  const NucleiParams p;
+  auto v = nuclei_variables(p, 0.5);
+  EXPECT_EQ(v["SIGMA_PX"], "0.6");
+  EXPECT_EQ(v["DIST_SIGMA_PX"], "1");
+  EXPECT_EQ(v["MIN_AREA_PX"], "40");
+  EXPECT_EQ(v["MAX_AREA_PX"], "1600");
+  // The distance in 8-bit steps: the largest nucleus (400 um2, radius 22.6
+  // px) fits in 240 steps of 1/10 px; h = 0.3 um = 0.6 px = 6 steps, and the
+  // lift: d = 0 maps to 6.
+  EXPECT_EQ(v["MARKER_H"], "6");
+  EXPECT_EQ(v["MARKER_LO"], "5");
+  EXPECT_EQ(v["DIST_FROM"], "-0.6");
+  EXPECT_EQ(v["DIST_TO"], "24.9");
+  v = nuclei_variables(p, 0.25);
+  EXPECT_EQ(v["SIGMA_PX"], "1.2");
+  EXPECT_EQ(v["MIN_AREA_PX"], "160");
+  EXPECT_EQ(v["MAX_AREA_PX"], "6400");
+  EXPECT_EQ(v["MARKER_H"], "6");  // steps of 1/5 px, h = 1.2 px
+  EXPECT_THROW(nuclei_variables(p, 0), ParamError);
+  EXPECT_THROW(nuclei_variables(p, std::nan("")), ParamError);
+  NucleiParams bad = p;
+  bad.max_area_um2 = bad.min_area_um2;
+  EXPECT_THROW(nuclei_variables(bad, 0.5), ParamError);
+}
+
+TEST(NucleiParams, Substitution) {
+  const std::map<std::string, std::string> v = {{"A", "1"}, {"BC", "x y"}};
+  EXPECT_EQ(substitute_variables("f --a ${A} --b ${BC}${A}", v), "f --a 1 --b x y1");
+  EXPECT_EQ(substitute_variables("no variables", v), "no variables");
+  try {
+    substitute_variables("f ${NOPE}", v);
+    FAIL();
+  } catch (const ParamError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown variable ${NOPE} (known: A, BC)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(substitute_variables("f ${A", v), ParamError);
+  // The built-in pipeline: every variable known, a step named labels.
+  const auto steps = nuclei_steps(default_nuclei_pipeline(), nuclei_variables(NucleiParams{}, 0.5));
+  ASSERT_GT(steps.size(), 10u);
+  bool labels = false;
+  for (const auto& s : steps) {
+    EXPECT_EQ(s.find("${"), std::string::npos) << s;
+    labels = labels || s.rfind("labels:", 0) == 0;
+  }
+  EXPECT_TRUE(labels);
+}
+
+TEST(Nuclei, FourOutputsJoinedByLabelAndAccurate) {
+  if (!have_python_stack()) GTEST_SKIP() << "scikit-image, scipy or tifffile missing";
+  test::TempDir tmp;
+  synth(tmp, "he", "1024x1024", "0.5", "12");
+  const auto r = test::run_cli({"nuclei", tmp.file("he.tif"), tmp.file("out"), "--report", tmp.file("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"labels.tif", "nuclei.csv", "nuclei.geojson", "overlay.tif"})
+    EXPECT_TRUE(std::ifstream(tmp.file(std::string("out/") + f)).good()) << f;
+  EXPECT_EQ(tmp.list().size(), 4u) << "he.tif, he_gt.tif, out, r.json and nothing else";
+
+  // labels.tif: u32, numbered 1..N without gaps.
+  const Image labels = test::read_tiff_libtiff(tmp.file("out/labels.tif"), 0);
+  ASSERT_EQ(labels.fmt(), (PixelFormat{SampleType::kU32, 1}));
+  std::set<uint32_t> seen;
+  for (int64_t y = 0; y < labels.rect().h; ++y)
+    for (int64_t x = 0; x < labels.rect().w; ++x)
+      if (const uint32_t v = labels.row<uint32_t>(y)[x]) seen.insert(v);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(*seen.begin(), 1u);
+  EXPECT_EQ(*seen.rbegin(), seen.size());
+
+  // The CSV's label column and the GeoJSON's label properties are those labels.
+  std::istringstream csv(slurp(tmp.file("out/nuclei.csv")));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line.rfind("label,", 0), 0u) << line;
+  std::set<uint32_t> rows;
+  while (std::getline(csv, line)) rows.insert(static_cast<uint32_t>(std::stoul(line.substr(0, line.find(',')))));
+  EXPECT_EQ(rows, seen);
+  const auto geo = nlohmann::json::parse(slurp(tmp.file("out/nuclei.geojson")));
+  EXPECT_EQ(geo["type"], "FeatureCollection");
+  std::set<uint32_t> features;
+  for (const auto& f : geo["features"]) {
+    EXPECT_EQ(f["properties"]["objectType"], "detection");
+    features.insert(f["properties"]["label"].get<uint32_t>());
+  }
+  EXPECT_EQ(features, seen);
+
+  // overlay.tif: the slide's size, RGB.
+  const auto tags = test::read_tiff_tags(tmp.file("out/overlay.tif"), 0);
+  EXPECT_EQ(tags.width, 1024u);
+  EXPECT_EQ(tags.height, 1024u);
+  EXPECT_EQ(tags.spp, 3);
+
+  const auto report = test::read_json(tmp.file("r.json"));
+  EXPECT_EQ(report["features"]["csv"]["objects"].get<size_t>(), seen.size());
+  EXPECT_DOUBLE_EQ(report["mpp"].get<double>(), 0.5);
+
+  expect_accurate(tmp, "he", "0.5 um/px");
+}
+
+TEST(Nuclei, AnotherMagnification) {
+  if (!have_python_stack()) GTEST_SKIP() << "scikit-image, scipy or tifffile missing";
+  test::TempDir tmp;
+  synth(tmp, "he", "1536x1280", "0.25", "23");
+  const auto r = test::run_cli({"nuclei", tmp.file("he.tif"), tmp.file("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_accurate(tmp, "he", "0.25 um/px");
+}
+
+TEST(Nuclei, SameForEveryTileSizeAndBudget) {
+  if (!have_python_stack()) GTEST_SKIP() << "scikit-image, scipy or tifffile missing";
+  test::TempDir tmp;
+  synth(tmp, "he", "900x700", "0.5", "31");
+  ASSERT_EQ(test::run_cli({"nuclei", tmp.file("he.tif"), tmp.file("a")}).exit_code, 0);
+  const auto r =
+      test::run_cli({"nuclei", tmp.file("he.tif"), tmp.file("b"), "--tile", "64", "--memory", "6M", "--threads", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Image a = test::read_tiff_libtiff(tmp.file("a/labels.tif"), 0);
+  const Image b = test::read_tiff_libtiff(tmp.file("b/labels.tif"), 0);
+  EXPECT_EQ(test::diff_images(a.view(), b.view()), "");
+  EXPECT_EQ(slurp(tmp.file("a/nuclei.csv")), slurp(tmp.file("b/nuclei.csv")));
+}
+
+TEST(Nuclei, RealContent) {
+  if (!have_python_stack() || !test::python_has("skimage.data")) GTEST_SKIP() << "scikit-image missing";
+  test::TempDir tmp;
+  const auto made = test::run_python(tool("real_ihc_slide.py"), {tmp.file("ihc.tif"), "--repeat", "3"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto r = test::run_cli({"nuclei", tmp.file("ihc.tif"), tmp.file("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto sk = test::run_python(tool("skimage_pipeline.py"), {tmp.file("ihc.tif"), tmp.file("sk.tif")});
+  ASSERT_EQ(sk.exit_code, 0) << sk.err;
+  // No truth here: the two pipelines should find about as many nuclei.
+  const auto s = score(tmp.file("out/labels.tif"), tmp.file("sk.tif"));
+  std::cout << "IHC against the scikit-image pipeline: " << s.dump() << "\n";
+  const double ours = s["pred_objects"].get<double>(), theirs = s["gt_objects"].get<double>();
+  EXPECT_GT(ours, 0.7 * theirs);
+  EXPECT_LT(ours, 1.4 * theirs);
+}
+
+TEST(Nuclei, Errors) {
+  test::TempDir tmp;
+  test::write_tiff(tmp.file("nompp.tif"), test::pattern_image(kRgb8, 64, 64, 1).view(), test::TiffSpec{});
+  test::TiffSpec with_res;
+  with_res.xres = 20000;  // 0.5 um/px
+  test::write_tiff(tmp.file("he.tif"), test::pattern_image(kRgb8, 96, 80, 2).view(), with_res);
+  std::ofstream(tmp.file("file")) << "x";
+  std::ofstream(tmp.file("nolabels.pipeline")) << "filter gray\nlabel\n";
+  std::ofstream(tmp.file("unknown.pipeline")) << "labels: label --connectivity ${FOO}\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"nuclei", tmp.file("nompp.tif"), tmp.file("o1")}, "does not say its microns per pixel; give --mpp"},
+      {{"nuclei", tmp.file("missing.tif"), tmp.file("o2"), "--mpp", "0.5"}, "missing.tif"},
+      {{"nuclei", tmp.file("he.tif"), tmp.file("file")}, "exists and is not a folder"},
+      {{"nuclei", tmp.file("he.tif"), tmp.file("o3"), "--pipeline", tmp.file("nolabels.pipeline")},
+       "no step named 'labels'"},
+      {{"nuclei", tmp.file("he.tif"), tmp.file("o4"), "--pipeline", tmp.file("unknown.pipeline")},
+       "unknown variable ${FOO}"},
+      {{"nuclei", tmp.file("he.tif"), tmp.file("o5"), "--max-area-um2", "5"}, "min < max"},
+      {{"nuclei", tmp.file("he.tif")}, "nuclei takes SLIDE OUTDIR"},
+  };
+  for (const auto& c : cases) {
+    const auto r = test::run_cli(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.says;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  // Nothing made for a command refused before it ran.
+  for (const char* d : {"o1", "o2", "o3", "o4", "o5"}) EXPECT_FALSE(std::ifstream(tmp.file(d)).good()) << d;
+}
+
+}  // namespace
+}  // namespace tw

@@ -1,0 +1,145 @@
+// tilewave nuclei SLIDE OUTDIR: whole-slide nuclei segmentation (docs/nuclei.md)
+// — the default pipeline (jobs/nuclei/nuclei.pipeline) or the user's, with
+// sizes in microns turned into pixels by the slide's resolution; labels.tif
+// and overlay.tif from one streaming run, then nuclei.csv and
+// nuclei.geojson from the labels.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "engine/output_file.hpp"
+#include "io/open_source.hpp"
+#include "jobs/features/features_job.hpp"
+#include "jobs/nuclei/nuclei_params.hpp"
+#include "tools/tilewave/commands.hpp"
+#include "tools/tilewave/output.hpp"
+#include "tools/tilewave/pipeline_command.hpp"
+
+namespace tw::cli {
+namespace {
+
+std::vector<OptionSpec> nuclei_specs() {
+  std::vector<OptionSpec> s = {
+      {"pipeline", "FILE", "run this pipeline instead of the default (a copy of jobs/nuclei/nuclei.pipeline)"},
+      {"mpp", "F", "microns per pixel of the slide's level 0 (default: the slide's own; needed when it has none)"},
+      {"sigma-um", "S", "Gaussian smoothing of the hematoxylin, microns (default 0.3)"},
+      {"min-area-um2", "A", "smallest nucleus, square microns (default 10)"},
+      {"max-area-um2", "A", "largest nucleus, square microns (default 400)"},
+      {"split-um", "H",
+       "touching nuclei are split where their distance peaks rise H microns above the saddle (default 0.3)"},
+      {"dist-sigma-um", "S", "Gaussian smoothing of the distance transform before the markers, microns (default 0.5)"},
+      {"hematoxylin-max", "OD", "hematoxylin optical density mapped to 255 (default 0.15)"},
+      {"glass-gray", "G", "gray above G is glass, not tissue (default 220)"},
+      {"quality", "Q", "JPEG quality of overlay.tif 1..100 (default 90)"},
+      {"min-size", "N", "pyramid levels until both sides are <= N pixels (default 256)"},
+  };
+  for (auto& o : common_option_specs()) s.push_back(o);
+  return s;
+}
+
+constexpr const char* kHelp =
+    "usage: tilewave nuclei SLIDE OUTDIR [OPTIONS]\n"
+    "\n"
+    "Segments the nuclei of a whole H&E slide, out of core, and writes into OUTDIR:\n"
+    "  labels.tif      the nuclei as u32 labels 1..N (raster order), a lossless pyramid\n"
+    "  nuclei.csv      one row per nucleus: label, area, centroid, box, shape, intensity\n"
+    "  nuclei.geojson  the same as QuPath detections (outline polygons, measurements)\n"
+    "  overlay.tif     the slide with the nuclei's outlines, for a viewer\n"
+    "The steps (tissue, hematoxylin, smoothing, Otsu, fill holes, area filter,\n"
+    "distance transform, markers, watershed) are the pipeline file\n"
+    "jobs/nuclei/nuclei.pipeline; sizes are given in microns and scaled by the slide's\n"
+    "resolution (--mpp when it has none). docs/nuclei.md has the details.\n"
+    "\noptions:\n";
+
+// OUTDIR made if missing; anything there but a folder is refused.
+void make_outdir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw InputError("nuclei: " + dir + " exists and is not a folder");
+    return;
+  }
+  if (::mkdir(dir.c_str(), 0777) != 0)
+    throw InputError("nuclei: cannot make the folder " + dir + ": " + std::strerror(errno));
+}
+
+NucleiParams params_of(const Args& a) {
+  NucleiParams p;
+  p.sigma_um = a.real("sigma-um", p.sigma_um, 1e-6, 50);
+  p.min_area_um2 = a.real("min-area-um2", p.min_area_um2, 0, 1e7);
+  p.max_area_um2 = a.real("max-area-um2", p.max_area_um2, 1e-6, 1e7);
+  p.split_um = a.real("split-um", p.split_um, 1e-6, 100);
+  p.dist_sigma_um = a.real("dist-sigma-um", p.dist_sigma_um, 1e-6, 50);
+  p.hematoxylin_max = a.real("hematoxylin-max", p.hematoxylin_max, 1e-6, 5);
+  p.glass_gray = static_cast<int>(a.integer("glass-gray", p.glass_gray, 0, 255));
+  return p;
+}
+
+}  // namespace
+
+int cmd_nuclei(int argc, char** argv) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Args a("nuclei", argc, argv, 2, nuclei_specs());
+  if (a.has("help")) {
+    std::cout << kHelp << a.options_help();
+    return 0;
+  }
+  CommonOptions common = parse_common(a);
+  const auto& pos = a.positional();
+  if (pos.size() != 2) throw UsageError("nuclei takes SLIDE OUTDIR (see tilewave nuclei --help)");
+  const std::string slide = pos[0], dir = pos[1];
+  const NucleiParams params = params_of(a);
+
+  // The resolution first: every size in the pipeline depends on it.
+  // The header is read now also when --mpp is given: a missing or unreadable
+  // slide is refused before OUTDIR is made.
+  double mpp = open_source(slide)->info().mpp_x;
+  if (a.has("mpp"))
+    mpp = a.real("mpp", 0, 1e-3, 1e3);
+  else if (!(mpp > 0))
+    throw InputError("nuclei: " + slide + " does not say its microns per pixel; give --mpp F");
+  const auto vars = nuclei_variables(params, mpp);
+  std::vector<std::string> steps;
+  if (a.has("pipeline")) {
+    for (const auto& line : read_pipeline_file(a.str("pipeline"))) steps.push_back(substitute_variables(line, vars));
+  } else {
+    steps = nuclei_steps(default_nuclei_pipeline(), vars);
+  }
+
+  const std::string labels = dir + "/labels.tif", csv = dir + "/nuclei.csv", geojson = dir + "/nuclei.geojson";
+  PipelineCommand c;
+  c.command = "nuclei";
+  c.start = t0;
+  c.inputs.push_back({"input", slide});
+  c.output = dir + "/overlay.tif";
+  c.pipeline = parse_pipeline(steps);
+  if (!std::any_of(c.pipeline.steps.begin(), c.pipeline.steps.end(),
+                   [](const PipelineStep& s) { return s.name == "labels"; }))
+    throw InputError("nuclei: the pipeline has no step named 'labels' (the nuclei it writes and measures)");
+  make_outdir(dir);
+  for (const auto& path : {csv, geojson}) check_output_path(path, {slide});
+  c.keeps.push_back({"labels", labels});
+  c.after_outputs = [&](nlohmann::json& report) {
+    FeaturesOptions fo;
+    fo.mpp = a.has("mpp") ? mpp : 0;
+    nlohmann::json features = nlohmann::json::object();
+    for (const auto& path : {csv, geojson}) {
+      ExecContext ctx = context_of(common);
+      const FeaturesStats st = write_features(open_source(labels), open_source(slide), path, fo, ctx);
+      std::cout << "wrote " << path << ": " << st.objects << " nuclei, " << st.bytes << " bytes, " << st.seconds
+                << " s\n";
+      features[path == csv ? "csv" : "geojson"] = {
+          {"path", path}, {"objects", st.objects}, {"bytes", st.bytes}, {"seconds", st.seconds}};
+    }
+    report["features"] = features;
+    report["mpp"] = mpp;
+    nlohmann::json v = nlohmann::json::object();
+    for (const auto& [k, val] : vars) v[k] = val;
+    report["variables"] = v;
+  };
+  return run_pipeline_command(c, a, common);
+}
+
+}  // namespace tw::cli

@@ -6,6 +6,7 @@
 #define TW_OP_FOLDERS(X) \
   X(point_ops)           \
   X(gaussian)            \
+  X(morphology)          \
   X(sobel)               \
   X(canny)               \
   X(hed)                 \

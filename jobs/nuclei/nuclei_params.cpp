@@ -30,6 +30,7 @@ std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, doubl
           "--min-area-um2 and --max-area-um2 need 0 <= min < max <= 1e7");
   require(p.split_um > 0 && p.split_um <= 100, "--split-um must be in (0, 100]");
   require(p.dist_sigma_um > 0 && p.dist_sigma_um <= 50, "--dist-sigma-um must be in (0, 50]");
+  require(p.background_um > 0, "--background-um must be positive");
   require(p.hematoxylin_max > 0 && p.hematoxylin_max <= 5, "--hematoxylin-max must be in (0, 5]");
   require(p.glass_gray >= 0 && p.glass_gray <= 255, "--glass-gray must be 0..255");
 
@@ -57,6 +58,9 @@ std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, doubl
   v["DIST_SIGMA_PX"] = number(p.dist_sigma_um / mpp);
   v["MARKER_H"] = std::to_string(h);
   v["MARKER_LO"] = std::to_string(h - 1);
+  // Checked by the erosion's own range (1..64 pixels) where a pipeline uses
+  // it, so that pipelines without background correction take any value.
+  v["BACKGROUND_RADIUS_PX"] = number(std::max(1.0, std::round(p.background_um / mpp)));
   v["HEMATOXYLIN_MAX"] = number(p.hematoxylin_max);
   v["GLASS_GRAY"] = std::to_string(p.glass_gray);
   return v;

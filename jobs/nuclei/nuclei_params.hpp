@@ -15,6 +15,7 @@ struct NucleiParams {
   double max_area_um2 = 400;      // larger ones too (QuPath: 400)
   double split_um = 0.3;          // h of the distance transform's h-maxima: the markers
   double dist_sigma_um = 0.5;     // Gaussian smoothing of the distance before the markers
+  double background_um = 16;      // radius of the opening (nuclei-tophat.pipeline)
   double hematoxylin_max = 0.15;  // hematoxylin optical density mapped to 255
   int glass_gray = 220;           // gray above this is glass, not tissue
 };

@@ -31,6 +31,9 @@ std::vector<OptionSpec> nuclei_specs() {
       {"split-um", "H",
        "touching nuclei are split where their distance peaks rise H microns above the saddle (default 0.3)"},
       {"dist-sigma-um", "S", "Gaussian smoothing of the distance transform before the markers, microns (default 0.5)"},
+      {"background-um", "R",
+       "radius of the background's opening, microns, for pipelines with background correction "
+       "(jobs/nuclei/nuclei-tophat.pipeline; default 16)"},
       {"hematoxylin-max", "OD", "hematoxylin optical density mapped to 255 (default 0.15)"},
       {"glass-gray", "G", "gray above G is glass, not tissue (default 220)"},
       {"quality", "Q", "JPEG quality of overlay.tif 1..100 (default 90)"},
@@ -72,6 +75,7 @@ NucleiParams params_of(const Args& a) {
   p.max_area_um2 = a.real("max-area-um2", p.max_area_um2, 1e-6, 1e7);
   p.split_um = a.real("split-um", p.split_um, 1e-6, 100);
   p.dist_sigma_um = a.real("dist-sigma-um", p.dist_sigma_um, 1e-6, 50);
+  p.background_um = a.real("background-um", p.background_um, 1e-6, 1e4);
   p.hematoxylin_max = a.real("hematoxylin-max", p.hematoxylin_max, 1e-6, 5);
   p.glass_gray = static_cast<int>(a.integer("glass-gray", p.glass_gray, 0, 255));
   return p;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include "engine/byte_counters.hpp"
 #include "engine/memory.hpp"
@@ -15,6 +16,7 @@ struct ScratchStore::Entry {
   Image img;
   int pins = 0;
   bool dirty = false;
+  bool loading = false;  // being read back from disk (outside the lock)
   std::list<int64_t>::iterator lru_pos;
   bool in_lru = false;
 };
@@ -41,14 +43,12 @@ size_t ScratchStore::tile_bytes() const {
 }
 
 void ScratchStore::set_cache_bytes(size_t n) {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    const bool shrink = n < cache_bytes_;
-    cache_bytes_ = n;
-    evict_locked();
-    if (!shrink) return;
-  }
-  release_free_heap();
+  std::unique_lock<std::mutex> l(mu_);
+  const bool shrink = n < cache_bytes_;
+  cache_bytes_ = n;
+  evict_and_write(l);
+  l.unlock();
+  if (shrink) release_free_heap();
 }
 
 ScratchStore::Stats ScratchStore::stats() const {
@@ -56,57 +56,97 @@ ScratchStore::Stats ScratchStore::stats() const {
   return stats_;
 }
 
-void ScratchStore::write_slot(int64_t index, const Image& img) {
+namespace {
+
+// All of [p, p + n) at offset `at`, retrying short transfers and EINTR.
+template <class Io, class Ptr>
+bool transfer_all(Io io, int fd, Ptr p, size_t n, uint64_t at) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t k = io(fd, p + done, n - done, static_cast<off_t>(at + done));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    done += static_cast<size_t>(k);
+  }
+  return true;
+}
+
+}  // namespace
+
+// A tile's slot is its rows back to back: one system call for the tile when
+// the image's rows are too (they are: tiles are allocated whole), else one
+// per row. Called without the store's lock.
+void ScratchStore::write_slot(int64_t index, const Image& img) const {
   const size_t row = static_cast<size_t>(grid_.tile_w) * fmt_.bytes_per_pixel();
   const uint64_t base = static_cast<uint64_t>(index) * tile_bytes();
   count_spilled(tile_bytes());
-  for (int64_t y = 0; y < grid_.tile_h; ++y) {
-    const uint8_t* p = img.row_bytes(img.rect().y + y);
-    size_t done = 0;
-    while (done < row) {
-      const ssize_t w = ::pwrite(fd_, p + done, row - done, static_cast<off_t>(base + y * row + done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) throw InputError("cannot write " + file_.name() + ": " + std::strerror(errno));
-      done += static_cast<size_t>(w);
-    }
+  const ImageView v = img.view();
+  const bool packed = v.stride == row;
+  for (int64_t y = 0; y < grid_.tile_h; y += packed ? grid_.tile_h : 1) {
+    const size_t n = packed ? tile_bytes() : row;
+    if (!transfer_all(::pwrite, fd_, img.row_bytes(img.rect().y + y), n, base + y * row))
+      throw InputError("cannot write " + file_.name() + ": " + std::strerror(errno));
   }
 }
 
 void ScratchStore::read_slot(int64_t index, Image& img) const {
   const size_t row = static_cast<size_t>(grid_.tile_w) * fmt_.bytes_per_pixel();
   const uint64_t base = static_cast<uint64_t>(index) * tile_bytes();
-  for (int64_t y = 0; y < grid_.tile_h; ++y) {
-    uint8_t* p = img.row_bytes(img.rect().y + y);
-    size_t done = 0;
-    while (done < row) {
-      const ssize_t r = ::pread(fd_, p + done, row - done, static_cast<off_t>(base + y * row + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) throw InputError("cannot read " + file_.name());
-      done += static_cast<size_t>(r);
-    }
+  const ImageView v = img.view();
+  const bool packed = v.stride == row;
+  for (int64_t y = 0; y < grid_.tile_h; y += packed ? grid_.tile_h : 1) {
+    const size_t n = packed ? tile_bytes() : row;
+    if (!transfer_all(::pread, fd_, img.row_bytes(img.rect().y + y), n, base + y * row))
+      throw InputError("cannot read " + file_.name());
   }
 }
 
 // Evicts unpinned tiles, least recently used first, until the budget holds.
 // Pinned tiles may push the total over the budget: a working set larger than
 // the budget is the caller's to avoid (it plans tiles in flight from it).
+// Dirty victims are written to disk with the lock let go, so that threads
+// spilling and loading tiles do not wait for each other's disk transfers
+// (with the lock held, 16 threads spilling a slide's stores ran one at a
+// time); a tile being written is in writing_, and acquire() waits for it.
 constexpr size_t kSpareTiles = 8;
 
-void ScratchStore::evict_locked() {
+void ScratchStore::evict_and_write(std::unique_lock<std::mutex>& l) {
+  std::vector<std::pair<int64_t, Image>> dirty;
   while (held_ > cache_bytes_ && !lru_.empty()) {
     const int64_t victim = lru_.front();
     lru_.pop_front();
     auto it = entries_.find(victim);
     Entry& e = *it->second;
-    if (e.dirty) {
-      write_slot(victim, e.img);
-      on_disk_[static_cast<size_t>(victim)] = 1;
-      ++stats_.spills;
-    }
+    // Counted out of the budget now (the buffer lives on until written):
+    // counted until then, every thread would evict more on its account.
     held_ -= e.img.capacity_bytes();
-    if (spare_.size() < kSpareTiles) spare_.push_back(std::move(e.img));
+    if (e.dirty) {
+      writing_.insert(victim);
+      dirty.emplace_back(victim, std::move(e.img));
+      ++stats_.spills;
+    } else if (spare_.size() < kSpareTiles) {
+      spare_.push_back(std::move(e.img));
+    }
     entries_.erase(it);
   }
+  if (dirty.empty()) return;
+  l.unlock();
+  std::exception_ptr failed;
+  for (auto& [index, img] : dirty) {
+    try {
+      if (!failed) write_slot(index, img);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
+  l.lock();
+  for (auto& [index, img] : dirty) {
+    on_disk_[static_cast<size_t>(index)] = 1;
+    writing_.erase(index);
+    if (spare_.size() < kSpareTiles) spare_.push_back(std::move(img));
+  }
+  io_done_.notify_all();
+  if (failed) std::rethrow_exception(failed);
 }
 
 ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty, bool overwrite) {
@@ -117,7 +157,21 @@ ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty, bool overwrite) 
   // glibc's heaps: handed back now and then (outside the lock), or a
   // pipeline's RSS grew a third over its --memory.
   release_free_heap_now_and_then();
-  std::lock_guard<std::mutex> l(mu_);
+  std::unique_lock<std::mutex> l(mu_);
+  if (failed_) std::rethrow_exception(failed_);
+  for (;;) {
+    // A tile on its way to disk, or on its way back, is waited for.
+    if (writing_.count(index)) {
+      io_done_.wait(l);
+      continue;
+    }
+    auto it = entries_.find(index);
+    if (it != entries_.end() && it->second->loading) {
+      io_done_.wait(l);
+      continue;
+    }
+    break;
+  }
   auto it = entries_.find(index);
   Entry* e;
   if (it != entries_.end()) {
@@ -133,11 +187,14 @@ ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty, bool overwrite) 
     } else {
       fresh->img = Image(fmt_, full);
     }
-    if (on_disk_[static_cast<size_t>(index)]) {
-      read_slot(index, fresh->img);
-      ++stats_.loads;
+    held_ += fresh->img.capacity_bytes();
+    stats_.peak_bytes = std::max(stats_.peak_bytes, held_);
+    e = fresh.get();
+    const bool load = on_disk_[static_cast<size_t>(index)] != 0;
+    if (load) {
+      e->loading = true;
     } else if (!overwrite) {
-      fresh->img.fill_zero();
+      e->img.fill_zero();
     } else {
       // Only the part outside the image: the caller writes the rest.
       const Rect in = grid_.tile_rect(tx, ty);
@@ -145,36 +202,73 @@ ScratchStore::Pin ScratchStore::acquire(int64_t tx, int64_t ty, bool overwrite) 
       for (int64_t y = full.y; y < full.y1(); ++y) {
         if (y < in.y1()) {
           if (in.x1() < full.x1())
-            std::memset(fresh->img.ptr_bytes(in.x1(), y), 0, static_cast<size_t>(full.x1() - in.x1()) * bpp);
+            std::memset(e->img.ptr_bytes(in.x1(), y), 0, static_cast<size_t>(full.x1() - in.x1()) * bpp);
         } else {
-          std::memset(fresh->img.ptr_bytes(full.x, y), 0, static_cast<size_t>(full.w) * bpp);
+          std::memset(e->img.ptr_bytes(full.x, y), 0, static_cast<size_t>(full.w) * bpp);
         }
       }
     }
-    held_ += fresh->img.capacity_bytes();
-    stats_.peak_bytes = std::max(stats_.peak_bytes, held_);
-    e = fresh.get();
     entries_.emplace(index, std::move(fresh));
+    if (load) {
+      // Pinned while it loads, so eviction leaves it alone.
+      ++e->pins;
+      l.unlock();
+      std::exception_ptr failed;
+      try {
+        read_slot(index, e->img);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      l.lock();
+      e->loading = false;
+      --e->pins;
+      ++stats_.loads;
+      io_done_.notify_all();
+      if (failed) {
+        // Not kept: a later acquire reads it again (and fails again).
+        held_ -= e->img.capacity_bytes();
+        entries_.erase(index);
+        std::rethrow_exception(failed);
+      }
+    }
   }
   ++e->pins;
+  try {
+    evict_and_write(l);
+  } catch (...) {
+    unpin_locked(index, *e);
+    throw;
+  }
   Pin p;
   p.store_ = this;
   p.index_ = index;
   p.entry_ = e;
-  evict_locked();
   return p;
 }
 
-void ScratchStore::release(int64_t index) {
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = entries_.find(index);
-  TW_ASSERT(it != entries_.end());
-  Entry& e = *it->second;
+void ScratchStore::unpin_locked(int64_t index, Entry& e) {
   if (--e.pins == 0) {
     lru_.push_back(index);
     e.lru_pos = std::prev(lru_.end());
     e.in_lru = true;
-    evict_locked();
+  }
+}
+
+// Runs in Pin's destructor: a failed spill is kept for the next acquire()
+// to throw, rather than thrown from a destructor.
+void ScratchStore::release(int64_t index) noexcept {
+  std::unique_lock<std::mutex> l(mu_);
+  auto it = entries_.find(index);
+  TW_ASSERT(it != entries_.end());
+  Entry& e = *it->second;
+  unpin_locked(index, e);
+  if (e.pins == 0) {
+    try {
+      evict_and_write(l);
+    } catch (...) {
+      if (!l.owns_lock()) l.lock();
+      if (!failed_) failed_ = std::current_exception();
+    }
   }
 }
 

@@ -4,11 +4,14 @@
 // modified is written to a scratch file (one slot per tile) and read back on
 // its next use. Readable as a TileSource (one level), so results go straight
 // to the pyramid writer.
+#include <condition_variable>
+#include <exception>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "engine/output_file.hpp"
 #include "engine/tile_source.hpp"
@@ -64,9 +67,12 @@ class ScratchStore : public TileSource {
 
  private:
   struct Entry;
-  void release(int64_t index);
-  void evict_locked();  // called with mu_ held
-  void write_slot(int64_t index, const Image& img);
+  void release(int64_t index) noexcept;
+  void unpin_locked(int64_t index, Entry& e);  // with mu_ held
+  // Evicts down to the budget; called with l holding mu_, which it lets go
+  // while dirty tiles are written and takes again.
+  void evict_and_write(std::unique_lock<std::mutex>& l);
+  void write_slot(int64_t index, const Image& img) const;
   void read_slot(int64_t index, Image& img) const;
 
   TileGrid grid_;
@@ -75,6 +81,9 @@ class ScratchStore : public TileSource {
   ScratchFile file_;
   int fd_ = -1;
   mutable std::mutex mu_;
+  std::condition_variable io_done_;      // a tile's disk transfer finished
+  std::unordered_set<int64_t> writing_;  // evicted tiles still being written
+  std::exception_ptr failed_;            // a spill that failed in release()
   std::unordered_map<int64_t, std::unique_ptr<Entry>> entries_;
   std::list<int64_t> lru_;  // unpinned entries, least recently used first
   std::vector<uint8_t> on_disk_;

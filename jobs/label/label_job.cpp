@@ -34,10 +34,11 @@ double since(Clock::time_point t0) {
 struct Piece {
   uint64_t parent;  // union-find; after the merge: the root itself
   uint64_t first;   // at the root: the set's first pixel (linear index in the image)
+  uint64_t area;    // the piece's pixels (with a filter); after the merge, at the root: the set's
   uint32_t label;   // the piece's label within its tile
   uint32_t local;   // its first pixel within the tile: y * w + x
-  uint32_t final;   // at the root: the component's number, once given
-  uint32_t pad;
+  uint32_t final;   // at the root: the component's number, once given (0: dropped by the filter)
+  uint32_t border;  // the piece has a pixel on the image's border; at the root: the set has
 };
 
 struct TileMeta {
@@ -68,8 +69,8 @@ class LabelImage final : public TileSource {
 
 class Labeler {
  public:
-  Labeler(const TileSource& mask, int connectivity, ExecContext& ctx, LabelStats& st)
-      : mask_(mask), conn_(connectivity), ctx_(ctx), st_(st) {
+  Labeler(const TileSource& mask, int connectivity, const LabelFilter& filter, ExecContext& ctx, LabelStats& st)
+      : mask_(mask), conn_(connectivity), filter_(filter), filtering_(filter.active()), ctx_(ctx), st_(st) {
     const LevelInfo& l0 = mask.level(0);
     W_ = l0.width, H_ = l0.height;
     cuda_ = ctx.backend.is_cuda();
@@ -93,6 +94,8 @@ class Labeler {
     st_.tiles = grid_.count(), st_.tile = T_;
     st_.tiles_spilled = store_->stats().spills;
     st_.table_pages_spilled = pieces_->spills() + edges_->spills() + starts_->spills();
+    st_.found = interior_found_ + border_found_;
+    st_.removed_small = removed_[0], st_.removed_large = removed_[1], st_.removed_border = removed_[2];
     return store_;
   }
 
@@ -111,26 +114,37 @@ class Labeler {
   }
 
   // Shares of the budget: per thread, a tile's working buffers; per band of
-  // tiles, the tables of a full-width band; the tile store and the paged
-  // tables split the rest.
+  // tiles, the tables of a full-width band; the paged tables up to a quarter,
+  // an eighth and an eighth of the rest (no more than they can ever use);
+  // the tile store all that is left, so that a result that fits the budget
+  // is never spilled.
   void plan_memory() {
     threads_ =
         cuda_ ? 2 : static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
     const size_t tile_px = static_cast<size_t>(T_ * T_);
-    const size_t per_thread = tile_px * (mask_.info().fmt.bytes_per_pixel() + 1 + 4 + 4 + 4);
-    const size_t band = static_cast<size_t>(cols_ * T_) * (4 + 4 + 8 + 16) + static_cast<size_t>(cols_) * S_ * 40;
+    // Input, mask, provisional labels and their tables; with a filter, the
+    // per-label areas, flags and renumbering (at most half a label a pixel).
+    const size_t per_thread = tile_px * (mask_.info().fmt.bytes_per_pixel() + 1 + 4 + 4 + 4 + (filtering_ ? 8 : 1));
+    const size_t band = static_cast<size_t>(cols_ * T_) * (4 + 4 + 8 + 16) + static_cast<size_t>(cols_) * S_ * 48;
     const size_t M = ctx_.memory;
     const size_t fixed = per_thread * static_cast<size_t>(threads_) + band;
     const size_t rest = M > fixed + M / 4 ? M - fixed : M / 4;
     const size_t tile_bytes = tile_px * 4;
-    const size_t store_cache = std::max(rest / 2, tile_bytes * static_cast<size_t>(threads_ + 2));
+    const uint64_t tiles = static_cast<uint64_t>(grid_.count());
+    // The most a paged table can hold in memory: its records, plus a page
+    // either end.
+    auto need = [](uint64_t n, size_t elem) { return static_cast<size_t>(n) * elem + (size_t{2} << 16); };
+    const size_t pieces_cache = std::min(rest / 4, need(tiles * S_, sizeof(Piece)));
+    const size_t edges_cache = std::min(rest / 8, need(tiles * S_, 4));
+    const size_t starts_cache = std::min(rest / 8, need(tiles * static_cast<uint64_t>(T_), 4));
+    const size_t store_cache =
+        std::max(rest - pieces_cache - edges_cache - starts_cache, tile_bytes * static_cast<size_t>(threads_ + 2));
     store_ = std::make_shared<ScratchStore>(PixelFormat{SampleType::kU32, 1}, W_, H_, T_, store_cache,
                                             ctx_.scratch_path(), "labels");
-    const uint64_t tiles = static_cast<uint64_t>(grid_.count());
     const std::string near = ctx_.scratch_path();
-    pieces_ = std::make_unique<PagedArray<Piece>>(tiles * S_, rest / 4, near);
-    edges_ = std::make_unique<PagedArray<uint32_t>>(tiles * S_, rest / 8, near);
-    starts_ = std::make_unique<PagedArray<uint32_t>>(tiles * static_cast<uint64_t>(T_), rest / 8, near);
+    pieces_ = std::make_unique<PagedArray<Piece>>(tiles * S_, pieces_cache, near);
+    edges_ = std::make_unique<PagedArray<uint32_t>>(tiles * S_, edges_cache, near);
+    starts_ = std::make_unique<PagedArray<uint32_t>>(tiles * static_cast<uint64_t>(T_), starts_cache, near);
     meta_.assign(static_cast<size_t>(tiles), TileMeta{});
   }
 
@@ -144,7 +158,9 @@ class Labeler {
       const int64_t tx = t % cols_, ty = t / cols_;
       const Rect r = grid_.tile_rect(tx, ty);
       thread_local std::vector<uint8_t> fg;
-      thread_local std::vector<uint32_t> first, slot_of, edge;
+      thread_local std::vector<uint32_t> first, slot_of, edge, remap;
+      thread_local std::vector<uint64_t> area;
+      thread_local std::vector<uint8_t> flag;
       thread_local std::vector<Piece> recs;
       thread_local label::TileScratch scratch;
       fg.resize(static_cast<size_t>(r.area()));
@@ -165,29 +181,45 @@ class Labeler {
         n = label::label_tile(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first, scratch);
       }
       pin.mark_dirty();
+      auto at = [&](int64_t x, int64_t y) { return out[static_cast<size_t>(y) * ostride + static_cast<size_t>(x)]; };
+      const bool has[4] = {ty > 0, ty + 1 < rows_, tx > 0, tx + 1 < cols_};
+      // Per label: 1 on an edge shared with another tile (a border piece),
+      // 2 on the image's border.
+      {
+        flag.assign(static_cast<size_t>(n) + 1, 0);
+        const bool img[4] = {r.y == 0, r.y1() == H_, r.x == 0, r.x1() == W_};
+        uint8_t bits[4];
+        for (int e = 0; e < 4; ++e) bits[e] = static_cast<uint8_t>((has[e] ? 1 : 0) | (img[e] ? 2 : 0));
+        if (bits[kTop])
+          for (int64_t x = 0; x < r.w; ++x) flag[at(x, 0)] |= bits[kTop];
+        if (bits[kBottom])
+          for (int64_t x = 0; x < r.w; ++x) flag[at(x, r.h - 1)] |= bits[kBottom];
+        if (bits[kLeft])
+          for (int64_t y = 0; y < r.h; ++y) flag[at(0, y)] |= bits[kLeft];
+        if (bits[kRight])
+          for (int64_t y = 0; y < r.h; ++y) flag[at(r.w - 1, y)] |= bits[kRight];
+      }
+      if (filtering_) {
+        area.assign(static_cast<size_t>(n) + 1, 0);
+        for (int64_t y = 0; y < r.h; ++y) {
+          const uint32_t* row = out + static_cast<size_t>(y) * ostride;
+          for (int64_t x = 0; x < r.w; ++x) ++area[row[x]];
+        }
+      }
+      interior_found_ += drop_interior(n, first, area, flag, remap, out, ostride, r);
       // Pieces starting on each row.
       edge.assign(static_cast<size_t>(T_), 0);
       for (uint32_t k = 0; k < n; ++k) ++edge[first[k] / static_cast<uint32_t>(r.w)];
       starts_->write(static_cast<uint64_t>(t) * static_cast<uint64_t>(T_), edge.data(), static_cast<uint64_t>(T_));
       // Border pieces: labels on the edges shared with another tile.
       slot_of.assign(static_cast<size_t>(n) + 1, 0);
-      auto at = [&](int64_t x, int64_t y) { return out[static_cast<size_t>(y) * ostride + static_cast<size_t>(x)]; };
-      const bool has[4] = {ty > 0, ty + 1 < rows_, tx > 0, tx + 1 < cols_};
-      if (has[kTop])
-        for (int64_t x = 0; x < r.w; ++x) slot_of[at(x, 0)] = 1;
-      if (has[kBottom])
-        for (int64_t x = 0; x < r.w; ++x) slot_of[at(x, r.h - 1)] = 1;
-      if (has[kLeft])
-        for (int64_t y = 0; y < r.h; ++y) slot_of[at(0, y)] = 1;
-      if (has[kRight])
-        for (int64_t y = 0; y < r.h; ++y) slot_of[at(r.w - 1, y)] = 1;
-      slot_of[0] = 0;
       recs.clear();
       const uint64_t base = static_cast<uint64_t>(t) * S_;
       for (uint32_t k = 1; k <= n; ++k)
-        if (slot_of[k]) {
+        if (flag[k] & 1) {
           slot_of[k] = static_cast<uint32_t>(recs.size()) + 1;
-          recs.push_back(Piece{base + recs.size(), 0, k, first[k - 1], 0, 0});
+          recs.push_back(Piece{base + recs.size(), 0, filtering_ ? area[k] : 0, k, first[k - 1], 0,
+                               static_cast<uint32_t>(flag[k] >> 1)});
         }
       if (!recs.empty()) pieces_->write(base, recs.data(), recs.size());
       edge.assign(S_, 0);
@@ -209,6 +241,51 @@ class Labeler {
       st_.gpu_kernel_seconds = g.kernel_seconds, st_.gpu_transfer_seconds = g.transfer_seconds;
     }
     for (const TileMeta& m : meta_) st_.border_pieces += m.border;
+  }
+
+  // Counts a dropped component in the stats.
+  void count_removed(uint64_t area, bool border) {
+    if (filter_.exclude_border && border)
+      ++removed_[2];
+    else
+      ++removed_[filter_.area(area) < filter_.min_area ? 0 : 1];
+  }
+
+  // With a filter: the components wholly inside the tile (no border piece)
+  // that it drops become background now, and the tile's other labels are
+  // renumbered 1..n in the same order (first, area and flag moved with them).
+  // Returns how many interior components the tile had.
+  uint64_t drop_interior(uint32_t& n, std::vector<uint32_t>& first, std::vector<uint64_t>& area,
+                         std::vector<uint8_t>& flag, std::vector<uint32_t>& remap, uint32_t* out, size_t ostride,
+                         const Rect& r) {
+    uint64_t interior = 0;
+    if (!filtering_) {
+      for (uint32_t k = 1; k <= n; ++k) interior += !(flag[k] & 1);
+      return interior;
+    }
+    remap.resize(static_cast<size_t>(n) + 1);
+    remap[0] = 0;
+    uint32_t m = 0;
+    for (uint32_t k = 1; k <= n; ++k) {
+      const bool piece = flag[k] & 1;
+      interior += !piece;
+      if (piece || filter_.keep(area[k], flag[k] & 2)) {
+        remap[k] = ++m;
+        first[m - 1] = first[k - 1], area[m] = area[k], flag[m] = flag[k];
+      } else {
+        remap[k] = 0;
+        count_removed(area[k], flag[k] & 2);
+      }
+    }
+    if (m < n) {
+      for (int64_t y = 0; y < r.h; ++y) {
+        uint32_t* row = out + static_cast<size_t>(y) * ostride;
+        for (int64_t x = 0; x < r.w; ++x) row[x] = remap[row[x]];
+      }
+      n = m;
+      first.resize(m);
+    }
+    return interior;
   }
 
   // Union-find on the piece records (one thread: the records are paged).
@@ -290,7 +367,8 @@ class Labeler {
       const uint64_t base = static_cast<uint64_t>(t) * S_;
       for (uint32_t j = 0; j < meta_[static_cast<size_t>(t)].border; ++j) {
         const uint64_t i = base + j;
-        const uint64_t g = linear_first(t, pieces_->cref(i).local);
+        const Piece me = pieces_->cref(i);
+        const uint64_t g = linear_first(t, me.local);
         const uint64_t r = find(i);
         if (r == i) {
           pieces_->ref(i).first = g;
@@ -298,6 +376,8 @@ class Labeler {
           pieces_->ref(i).parent = r;
           Piece& root = pieces_->ref(r);
           root.first = std::min(root.first, g);
+          root.area += me.area;
+          root.border |= me.border;
         }
       }
     }
@@ -334,8 +414,18 @@ class Labeler {
         const int64_t w = grid_.tile_rect(c, ty).w;
         for (uint32_t j = 0; j < nb; ++j) {
           const Piece& p = recs[cs][j];
-          const uint64_t first = pieces_->cref(p.parent).first;
-          owner[cs][j] = linear_first(t, p.local) == first;
+          const Piece& root = pieces_->cref(p.parent);
+          // A piece starts its component at the set's first pixel; with a
+          // filter, only a component it keeps.
+          bool starts = linear_first(t, p.local) == root.first;
+          if (starts) {
+            ++border_found_;
+            if (filtering_ && !filter_.keep(root.area, root.border)) {
+              count_removed(root.area, root.border);
+              starts = false;
+            }
+          }
+          owner[cs][j] = starts;
           if (!owner[cs][j]) --owners[cs * T + p.local / static_cast<uint32_t>(w)];
         }
       }
@@ -422,6 +512,10 @@ class Labeler {
 
   const TileSource& mask_;
   int conn_;
+  LabelFilter filter_;
+  bool filtering_ = false;
+  std::atomic<uint64_t> interior_found_{0}, removed_[3] = {};  // small, large, border
+  uint64_t border_found_ = 0;
   ExecContext& ctx_;
   LabelStats& st_;
   bool cuda_ = false;
@@ -437,22 +531,33 @@ class Labeler {
 
 }  // namespace
 
-std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSource> mask, int connectivity,
-                                                   ExecContext& ctx, LabelStats* stats) {
+std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connectivity, ExecContext& ctx,
+                                             LabelStats* stats, const LabelFilter& filter) {
   if (connectivity != 4 && connectivity != 8)
     throw InputError("connectivity must be 4 or 8, not " + std::to_string(connectivity));
-  if (mask->info().fmt.channels != 1)
-    throw InputError(mask->info().path + " is " + mask->info().fmt.str() +
+  if (mask.info().fmt.channels != 1)
+    throw InputError(mask.info().path + " is " + mask.info().fmt.str() +
                      "; label needs a one-channel image (pick one first: filter channel --index N)");
   const auto t0 = Clock::now();
   LabelStats st;
   std::shared_ptr<ScratchStore> store;
   {
-    Labeler job(*mask, connectivity, ctx, st);
+    Labeler job(mask, connectivity, filter, ctx, st);
     store = job.run();
   }
-  // The tables are gone; the store is read once, in order, by the writer.
+  // The tables are gone.
   release_free_heap();
+  st.seconds = since(t0);
+  if (stats) *stats = st;
+  return store;
+}
+
+std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSource> mask, int connectivity,
+                                                   ExecContext& ctx, LabelStats* stats, const LabelFilter& filter) {
+  const auto t0 = Clock::now();
+  LabelStats st;
+  std::shared_ptr<ScratchStore> store = label_to_store(*mask, connectivity, ctx, &st, filter);
+  // The store is read once, in order, by the writer.
   const size_t cache = ctx.memory / 4;
   store->set_cache_bytes(cache);
   ctx.take_memory(cache);

@@ -17,6 +17,7 @@
 // The tables of steps 1-2 live in paged arrays (jobs/label/paged_array.hpp)
 // that spill to scratch files beyond their share of the budget.
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "engine/exec_context.hpp"
@@ -24,8 +25,28 @@
 
 namespace tw {
 
+class ScratchStore;
+
+// Components to drop while labelling (what `objects` does to a mask in the
+// same pass): the others are numbered 1..N in raster order as if the dropped
+// ones were background. Areas in pixels, or square microns when px_area > 0.
+struct LabelFilter {
+  double min_area = 0;
+  double max_area = std::numeric_limits<double>::infinity();
+  double px_area = 0;           // square microns per pixel; 0: areas in pixels
+  bool exclude_border = false;  // drop components with a pixel on the image's border
+  bool active() const { return min_area > 0 || max_area < std::numeric_limits<double>::infinity() || exclude_border; }
+  double area(uint64_t px) const { return px_area > 0 ? static_cast<double>(px) * px_area : static_cast<double>(px); }
+  bool keep(uint64_t px, bool border) const {
+    const double a = area(px);
+    return a >= min_area && a <= max_area && !(exclude_border && border);
+  }
+};
+
 struct LabelStats {
-  uint64_t components = 0;
+  uint64_t components = 0;  // numbered (kept by the filter)
+  uint64_t found = 0;       // before the filter
+  uint64_t removed_small = 0, removed_large = 0, removed_border = 0;
   uint64_t border_pieces = 0;  // union-find records
   int64_t tiles = 0, tile = 0;
   double seconds = 0, local_seconds = 0, merge_seconds = 0, relabel_seconds = 0;
@@ -41,7 +62,16 @@ struct LabelStats {
 // backend (CUDA labels the tiles on the GPU), tile size, budget and scratch
 // place. InputError for a mask of several channels, or more than 2^32 - 1
 // components.
+// With a filter, components it drops are background in the result (and in
+// the numbering).
 std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSource> mask, int connectivity,
-                                                   ExecContext& ctx, LabelStats* stats = nullptr);
+                                                   ExecContext& ctx, LabelStats* stats = nullptr,
+                                                   const LabelFilter& filter = LabelFilter());
+
+// The same labels in a tile store (its cache left as the job used it, none
+// taken from ctx): for jobs that go on modifying them (`objects`). The
+// store's tile size may differ from ctx.tile (GPU tiles are larger).
+std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connectivity, ExecContext& ctx,
+                                             LabelStats* stats = nullptr, const LabelFilter& filter = LabelFilter());
 
 }  // namespace tw

@@ -35,6 +35,77 @@ struct Object {
   uint32_t number;  // the new label, once given (0: removed)
 };
 
+// One record per object of a tile, in raster order of its first pixel in
+// the tile (the order a scan meets them). A tile's records are its only
+// per-object state between the scan and the renumbering: no second scan
+// finds where objects start, and the rewrite looks labels up among them.
+struct TileObject {
+  uint32_t label;
+  uint32_t first;  // y * w + x of its first pixel in the tile, | kOnBorder
+  uint32_t area;   // its pixels in the tile (tiles are at most 16384^2 = 2^28 pixels)
+};
+constexpr uint32_t kOnBorder = 0x80000000u;  // in first: a pixel on the image's border
+
+// Where a tile's records are in the record table.
+struct TileSpan {
+  uint64_t offset = 0;
+  uint32_t count = 0;
+};
+
+// Label value -> index among a tile's records: open addressing on a
+// power-of-two table, emptied slot by slot between tiles (a tile holds a
+// few dozen objects; clearing the whole table would cost more than the tile).
+class LabelIndex {
+ public:
+  void reset() {
+    for (const uint32_t s : used_) keys_[s] = 0;
+    used_.clear();
+    if (keys_.empty()) resize(1024);
+  }
+  // The index of v (non-zero); if absent, v is added with index `fresh`.
+  uint32_t get_or_add(uint32_t v, uint32_t fresh, bool& added) {
+    if (2 * (used_.size() + 1) > keys_.size()) resize(2 * keys_.size());
+    size_t s = slot(v);
+    while (keys_[s]) {
+      if (keys_[s] == v) {
+        added = false;
+        return vals_[s];
+      }
+      s = (s + 1) & mask_;
+    }
+    keys_[s] = v, vals_[s] = fresh;
+    used_.push_back(static_cast<uint32_t>(s));
+    added = true;
+    return fresh;
+  }
+  // The index of v, which is present.
+  uint32_t at(uint32_t v) const {
+    size_t s = slot(v);
+    while (keys_[s] != v) s = (s + 1) & mask_;
+    return vals_[s];
+  }
+
+ private:
+  size_t slot(uint32_t v) const { return static_cast<size_t>((v * 0x9E3779B97F4A7C15ull) >> shift_); }
+  void resize(size_t n) {
+    std::vector<std::pair<uint32_t, uint32_t>> kept;
+    for (const uint32_t s : used_) kept.emplace_back(keys_[s], vals_[s]);
+    keys_.assign(n, 0), vals_.assign(n, 0), used_.clear();
+    mask_ = n - 1;
+    shift_ = 64;
+    for (size_t k = n; k > 1; k >>= 1) --shift_;
+    for (const auto& [k, v] : kept) {
+      size_t s = slot(k);
+      while (keys_[s]) s = (s + 1) & mask_;
+      keys_[s] = k, vals_[s] = v;
+      used_.push_back(static_cast<uint32_t>(s));
+    }
+  }
+  std::vector<uint32_t> keys_, vals_, used_;
+  size_t mask_ = 0;
+  int shift_ = 64;
+};
+
 // A hole candidate: a background component (of the labelled background) and
 // the one object around it, or kSeveral.
 constexpr uint32_t kSeveral = 0xFFFFFFFFu;
@@ -62,23 +133,22 @@ class Background final : public TileSource {
   std::shared_ptr<ScratchStore> labels_;
 };
 
+// Filters u32 labels (or a mask labelled first, for --fill-holes) in a tile
+// store: one scan per tile records its objects (area, first pixel, border
+// contact); per object, a record indexed by label value sums them; band by
+// band the kept objects are numbered in raster order of their first pixels
+// (from the tiles' records, without reading pixels) and the tiles are
+// rewritten. Two passes over the pixels: the scan (copying u32 input into
+// the store), and the rewrite.
 class ObjectFilter {
  public:
   ObjectFilter(SourceP in, const ObjectsParams& p, ExecContext& ctx, ObjectsStats& st)
       : in_(std::move(in)), p_(p), ctx_(ctx), st_(st) {
     const LevelInfo& l0 = in_->level(0);
     W_ = l0.width, H_ = l0.height;
-    T_ = ctx.tile;
+    set_tile(ctx.tile);
     if (T_ < 16 || T_ > 16384) throw InputError("--tile must be between 16 and 16384");
-    grid_ = TileGrid{W_, H_, T_, T_};
-    cols_ = grid_.cols(), rows_ = grid_.rows();
-    const size_t M = ctx.memory;
-    store_ = std::make_shared<ScratchStore>(PixelFormat{SampleType::kU32, 1}, W_, H_, T_,
-                                            std::max(M / 3, static_cast<size_t>(T_ * T_) * 4 * 8), ctx.scratch_path(),
-                                            "objects");
-    objects_ = std::make_unique<PagedArray<Object>>(uint64_t{1} << 32, M / 8, ctx.scratch_path());
-    starts_ = std::make_unique<PagedArray<uint32_t>>(static_cast<uint64_t>(grid_.count()) * static_cast<uint64_t>(T_),
-                                                     M / 16, ctx.scratch_path());
+    M_ = ctx.memory;
     if (p_.um2) {
       const SourceInfo& i = in_->info();
       if (i.mpp_x <= 0 || i.mpp_y <= 0)
@@ -88,32 +158,59 @@ class ObjectFilter {
   }
 
   std::shared_ptr<ScratchStore> run() {
-    load();
-    if (p_.fill_holes) fill_holes();
-    measure();
-    count_starts();
+    const bool copy = !p_.fill_holes;
+    if (copy) {
+      // u32 labels, nothing to fill: the scan copies them into the store,
+      // which gets what the tables leave of the budget.
+      TW_ASSERT(in_->info().fmt.type == SampleType::kU32);
+      store_ = make_store(M_ - M_ / 8 - M_ / 16 - M_ / 16);
+    } else {
+      load();
+      fill_holes();
+    }
+    objects_ = std::make_unique<PagedArray<Object>>(uint64_t{1} << 32, M_ / 8, ctx_.scratch_path());
+    scan(copy);
+    merge();
     renumber();
+    st_.tiles_spilled = store_->stats().spills;
+    st_.table_pages_spilled = objects_->spills() + records_->spills();
     return store_;
   }
 
  private:
+  void set_tile(int64_t t) {
+    T_ = t;
+    grid_ = TileGrid{W_, H_, T_, T_};
+    cols_ = grid_.cols(), rows_ = grid_.rows();
+  }
+
+  std::shared_ptr<ScratchStore> make_store(size_t cache) {
+    return std::make_shared<ScratchStore>(PixelFormat{SampleType::kU32, 1}, W_, H_, T_,
+                                          std::max(cache, static_cast<size_t>(T_ * T_) * 4 * 8), ctx_.scratch_path(),
+                                          "objects");
+  }
+
   void for_tiles(const std::function<void(int64_t tx, int64_t ty, const Rect& r)>& fn) {
     tbb::parallel_for(int64_t{0}, grid_.count(),
                       [&](int64_t t) { fn(t % cols_, t / cols_, grid_.tile_rect(t % cols_, t / cols_)); });
   }
 
-  // The labels into the store (a binary mask labelled first).
+  // For --fill-holes, the labels into a store of a third of the budget (the
+  // holes' labelling takes another third): a mask is labelled straight into
+  // it, u32 labels are copied.
   void load() {
-    SourceP src = in_;
-    const PixelFormat f = in_->info().fmt;
-    if (f.type != SampleType::kU32) {
-      ExecContext sub = ctx_;
-      sub.memory = ctx_.memory / 3;
-      src = label_components(in_, p_.connectivity, sub);
+    ExecContext sub = ctx_;
+    sub.memory = M_ / 3;
+    if (in_->info().fmt.type != SampleType::kU32) {
+      store_ = label_to_store(*in_, p_.connectivity, sub);
+      store_->set_cache_bytes(std::max(M_ / 3, store_->tile_bytes() * 8));
+      set_tile(store_->grid().tile_w);
+      return;
     }
+    store_ = make_store(M_ / 3);
     for_tiles([&](int64_t tx, int64_t ty, const Rect& r) {
       ScratchStore::Pin pin = store_->acquire(tx, ty, true);
-      src->read(0, pin.image().view().sub(r));
+      in_->read(0, pin.image().view().sub(r));
       pin.mark_dirty();
     });
   }
@@ -123,11 +220,11 @@ class ObjectFilter {
   void fill_holes() {
     const int bg_conn = p_.connectivity == 8 ? 4 : 8;
     ExecContext sub = ctx_;
-    sub.memory = ctx_.memory / 3;
+    sub.memory = M_ / 3;
     LabelStats ls;
     const SourceP holes = label_components(std::make_shared<Background>(store_), bg_conn, sub, &ls);
     if (ls.components == 0) return;
-    PagedArray<uint32_t> around(ls.components + 1, ctx_.memory / 16, ctx_.scratch_path());
+    PagedArray<uint32_t> around(ls.components + 1, M_ / 16, ctx_.scratch_path());
     std::mutex mu;
     // Each background pixel's neighbours (its connectivity) that are objects.
     for_tiles([&](int64_t, int64_t, const Rect& r) {
@@ -192,156 +289,166 @@ class ObjectFilter {
     st_.holes_filled = filled;
   }
 
-  // Area, first pixel and border contact of every object.
-  void measure() {
+  uint64_t linear(int64_t t, uint32_t local) const {
+    const Rect r = grid_.tile_rect(t % cols_, t / cols_);
+    local &= ~kOnBorder;
+    const uint64_t y = static_cast<uint64_t>(r.y) + local / static_cast<uint32_t>(r.w);
+    const uint64_t x = static_cast<uint64_t>(r.x) + local % static_cast<uint32_t>(r.w);
+    return y * static_cast<uint64_t>(W_) + x;
+  }
+
+  // Every tile's objects, in the order the scan meets them, into the record
+  // table (a tile's records are contiguous; at most one per pixel).
+  void scan(bool copy) {
+    spans_.assign(static_cast<size_t>(grid_.count()), TileSpan{});
+    records_ = std::make_unique<PagedArray<TileObject>>(static_cast<uint64_t>(W_) * static_cast<uint64_t>(H_), M_ / 16,
+                                                        ctx_.scratch_path());
+    std::atomic<uint64_t> next{0};
     std::mutex mu;
     for_tiles([&](int64_t tx, int64_t ty, const Rect& r) {
-      struct Acc {
-        uint64_t area = 0, first = 0;
-        uint32_t border = 0;
-      };
-      std::unordered_map<uint32_t, Acc> acc;
-      {
-        ScratchStore::Pin pin = store_->acquire(tx, ty);
-        uint32_t last = 0;
-        Acc* a = nullptr;
-        for (int64_t y = r.y; y < r.y1(); ++y) {
-          const uint32_t* row = pin.image().ptr<uint32_t>(r.x, y);
-          for (int64_t x = 0; x < r.w; ++x) {
-            const uint32_t v = row[x];
-            if (!v) continue;
-            if (v != last || !a) {
-              a = &acc[v];
-              last = v;
-            }
-            if (a->area++ == 0) a->first = static_cast<uint64_t>(y) * static_cast<uint64_t>(W_) + r.x + x + 1;
-            a->border |= (y == 0 || y == H_ - 1 || r.x + x == 0 || r.x + x == W_ - 1);
+      thread_local LabelIndex index;
+      thread_local std::vector<TileObject> objs;
+      ScratchStore::Pin pin = store_->acquire(tx, ty, copy);
+      if (copy) {
+        in_->read(0, pin.image().view().sub(r));
+        pin.mark_dirty();
+      }
+      index.reset();
+      objs.clear();
+      const bool top = r.y == 0, bottom = r.y1() == H_, left = r.x == 0, right = r.x1() == W_;
+      for (int64_t y = 0; y < r.h; ++y) {
+        const uint32_t* row = pin.image().ptr<uint32_t>(r.x, r.y + y);
+        const bool edge_row = (top && y == 0) || (bottom && y == r.h - 1);
+        int64_t x = 0;
+        while (x < r.w) {
+          const uint32_t v = row[x];
+          if (!v) {
+            ++x;
+            continue;
           }
+          const int64_t x0 = x;
+          while (++x < r.w && row[x] == v) {
+          }
+          bool added;
+          const uint32_t i = index.get_or_add(v, static_cast<uint32_t>(objs.size()), added);
+          if (added) objs.push_back(TileObject{v, static_cast<uint32_t>(y * r.w + x0), 0});
+          TileObject& o = objs[i];
+          o.area += static_cast<uint32_t>(x - x0);
+          if (edge_row || (left && x0 == 0) || (right && x == r.w)) o.first |= kOnBorder;
         }
       }
-      std::lock_guard<std::mutex> lock(mu);
-      for (const auto& [v, a] : acc) {
-        Object& o = objects_->ref(v);
-        o.first = o.area == 0 ? a.first : std::min(o.first, a.first);
-        o.area += a.area;
-        o.border |= a.border;
-      }
+      TileSpan& sp = spans_[static_cast<size_t>(ty * cols_ + tx)];
+      sp.count = static_cast<uint32_t>(objs.size());
+      sp.offset = next.fetch_add(objs.size());
+      if (!objs.empty()) records_->write(sp.offset, objs.data(), objs.size());
     });
   }
 
-  bool keep(const Object& o) {
+  // The objects' areas, first pixels and border contact, summed over their
+  // tiles (one thread: the table is paged; a few records per tile).
+  void merge() {
+    std::vector<TileObject> objs;
+    for (int64_t t = 0; t < grid_.count(); ++t) {
+      const TileSpan& sp = spans_[static_cast<size_t>(t)];
+      objs.resize(sp.count);
+      if (sp.count) records_->read(sp.offset, objs.data(), sp.count);
+      for (const TileObject& to : objs) {
+        const uint64_t g = linear(t, to.first) + 1;
+        Object& o = objects_->ref(to.label);
+        o.first = o.area == 0 ? g : std::min(o.first, g);
+        o.area += to.area;
+        o.border |= (to.first & kOnBorder) != 0;
+      }
+    }
+  }
+
+  bool keep(const Object& o) const {
     const double area = px_area_ > 0 ? static_cast<double>(o.area) * px_area_ : static_cast<double>(o.area);
     return area >= p_.min_area && area <= p_.max_area && !(p_.exclude_border && o.border);
   }
 
-  // The first pixels of a tile's objects: label -> linear index + 1, for
-  // the objects whose first pixel lies in the tile.
-  std::vector<std::pair<uint64_t, uint32_t>> starts_of(int64_t tx, int64_t ty, const Rect& r, std::mutex& mu) {
-    std::unordered_map<uint32_t, uint64_t> seen;
-    {
-      ScratchStore::Pin pin = store_->acquire(tx, ty);
-      for (int64_t y = r.y; y < r.y1(); ++y) {
-        const uint32_t* row = pin.image().ptr<uint32_t>(r.x, y);
-        uint32_t last = 0;
-        for (int64_t x = 0; x < r.w; ++x) {
-          const uint32_t v = row[x];
-          if (!v || v == last) continue;
-          last = v;
-          seen.emplace(v, static_cast<uint64_t>(y) * static_cast<uint64_t>(W_) + r.x + x + 1);
-        }
-      }
-    }
-    std::vector<std::pair<uint64_t, uint32_t>> out;
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& [v, pos] : seen) {
-      const Object& o = objects_->cref(v);
-      if (o.first == pos) out.emplace_back(pos, v);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
-  // Kept objects starting on each row of each tile.
-  void count_starts() {
-    std::mutex mu;
-    for_tiles([&](int64_t tx, int64_t ty, const Rect& r) {
-      const auto s = starts_of(tx, ty, r, mu);
-      std::vector<uint32_t> rows(static_cast<size_t>(T_), 0);
-      ObjectsStats local;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        for (const auto& [pos, v] : s) {
-          const Object& o = objects_->cref(v);
-          ++local.objects;
-          if (keep(o)) {
-            ++rows[static_cast<size_t>((pos - 1) / static_cast<uint64_t>(W_) - static_cast<uint64_t>(r.y))];
-            ++local.kept;
-          } else if (p_.exclude_border && o.border) {
-            ++local.removed_border;
-          } else {
-            const double area = px_area_ > 0 ? static_cast<double>(o.area) * px_area_ : static_cast<double>(o.area);
-            ++(area < p_.min_area ? local.removed_small : local.removed_large);
-          }
-        }
-        st_.objects += local.objects, st_.kept += local.kept, st_.removed_border += local.removed_border;
-        st_.removed_small += local.removed_small, st_.removed_large += local.removed_large;
-      }
-      starts_->write(static_cast<uint64_t>(ty * cols_ + tx) * static_cast<uint64_t>(T_), rows.data(),
-                     static_cast<uint64_t>(T_));
-    });
-  }
-
-  // Band by band: the kept objects starting in the band are numbered (an
-  // exclusive prefix over rows, then tiles), then the band's tiles are
-  // rewritten with the new numbers.
+  // Band by band: the kept objects starting in the band (at their first
+  // pixel's record) are counted per (tile column, row), an exclusive prefix
+  // in raster order numbers them, every record of the band takes its
+  // object's number (given in this band or above: an object starts on its
+  // topmost row), and the band's tiles are rewritten.
   void renumber() {
     const size_t T = static_cast<size_t>(T_);
     std::vector<uint32_t> counts(static_cast<size_t>(cols_) * T);
     std::vector<uint64_t> offset(counts.size());
+    std::vector<std::vector<TileObject>> objs(static_cast<size_t>(cols_));
+    std::vector<std::vector<uint32_t>> num(static_cast<size_t>(cols_));
     uint64_t done = 0;
-    std::mutex mu;
     for (int64_t ty = 0; ty < rows_; ++ty) {
       const int64_t h = grid_.tile_rect(0, ty).h;
-      for (int64_t c = 0; c < cols_; ++c)
-        starts_->read(static_cast<uint64_t>(ty * cols_ + c) * T, counts.data() + static_cast<size_t>(c) * T, T);
+      std::fill(counts.begin(), counts.end(), 0u);
+      for (int64_t c = 0; c < cols_; ++c) {
+        const size_t cs = static_cast<size_t>(c);
+        const int64_t t = ty * cols_ + c;
+        const TileSpan& sp = spans_[static_cast<size_t>(t)];
+        const uint32_t w = static_cast<uint32_t>(grid_.tile_rect(c, ty).w);
+        objs[cs].resize(sp.count);
+        num[cs].assign(sp.count, 0);
+        if (sp.count) records_->read(sp.offset, objs[cs].data(), sp.count);
+        for (uint32_t i = 0; i < sp.count; ++i) {
+          const TileObject& to = objs[cs][i];
+          const Object& o = objects_->cref(to.label);
+          if (o.first != linear(t, to.first) + 1) continue;  // starts in another tile
+          ++st_.objects;
+          if (keep(o)) {
+            ++st_.kept;
+            num[cs][i] = 1;
+            ++counts[cs * T + (to.first & ~kOnBorder) / w];
+          } else if (p_.exclude_border && o.border) {
+            ++st_.removed_border;
+          } else {
+            const double area = px_area_ > 0 ? static_cast<double>(o.area) * px_area_ : static_cast<double>(o.area);
+            ++(area < p_.min_area ? st_.removed_small : st_.removed_large);
+          }
+        }
+      }
       for (int64_t y = 0; y < h; ++y)
         for (int64_t c = 0; c < cols_; ++c) {
           const size_t k = static_cast<size_t>(c) * T + static_cast<size_t>(y);
           offset[k] = done;
           done += counts[k];
         }
-      tbb::parallel_for(int64_t{0}, cols_, [&](int64_t c) {
-        const Rect r = grid_.tile_rect(c, ty);
-        const auto s = starts_of(c, ty, r, mu);
-        std::lock_guard<std::mutex> lock(mu);
-        int64_t row = -1;
+      // Records are in raster order within their tile.
+      for (int64_t c = 0; c < cols_; ++c) {
+        const size_t cs = static_cast<size_t>(c);
+        const uint32_t w = static_cast<uint32_t>(grid_.tile_rect(c, ty).w);
+        uint32_t row = UINT32_MAX;
         uint64_t on_row = 0;
-        for (const auto& [pos, v] : s) {
-          Object& o = objects_->ref(v);
-          if (!keep(o)) continue;
-          const int64_t y = static_cast<int64_t>((pos - 1) / static_cast<uint64_t>(W_)) - r.y;
+        for (size_t i = 0; i < objs[cs].size(); ++i) {
+          if (!num[cs][i]) continue;
+          const uint32_t y = (objs[cs][i].first & ~kOnBorder) / w;
           if (y != row) row = y, on_row = 0;
-          o.number = static_cast<uint32_t>(offset[static_cast<size_t>(c) * T + static_cast<size_t>(y)] + ++on_row);
+          num[cs][i] = static_cast<uint32_t>(offset[cs * T + y] + ++on_row);
+          objects_->ref(objs[cs][i].label).number = num[cs][i];
         }
-      });
+      }
+      for (int64_t c = 0; c < cols_; ++c) {
+        const size_t cs = static_cast<size_t>(c);
+        for (size_t i = 0; i < objs[cs].size(); ++i)
+          if (!num[cs][i]) num[cs][i] = objects_->cref(objs[cs][i].label).number;
+      }
       tbb::parallel_for(int64_t{0}, cols_, [&](int64_t c) {
+        const size_t cs = static_cast<size_t>(c);
+        if (objs[cs].empty()) return;
+        thread_local LabelIndex index;
+        index.reset();
+        bool added;
+        for (size_t i = 0; i < objs[cs].size(); ++i)
+          index.get_or_add(objs[cs][i].label, static_cast<uint32_t>(i), added);
         const Rect r = grid_.tile_rect(c, ty);
         ScratchStore::Pin pin = store_->acquire(c, ty);
-        std::unordered_map<uint32_t, uint32_t> number;
         uint32_t last = 0, last_n = 0;
         for (int64_t y = r.y; y < r.y1(); ++y) {
           uint32_t* row = pin.image().ptr<uint32_t>(r.x, y);
           for (int64_t x = 0; x < r.w; ++x) {
             const uint32_t v = row[x];
             if (!v) continue;
-            if (v != last) {
-              auto it = number.find(v);
-              if (it == number.end()) {
-                std::lock_guard<std::mutex> lock(mu);
-                it = number.emplace(v, objects_->cref(v).number).first;
-              }
-              last = v, last_n = it->second;
-            }
+            if (v != last) last = v, last_n = num[cs][index.at(v)];
             row[x] = last_n;
           }
         }
@@ -354,12 +461,14 @@ class ObjectFilter {
   ObjectsParams p_;
   ExecContext& ctx_;
   ObjectsStats& st_;
+  size_t M_ = 0;  // the budget when the job started
   int64_t W_ = 0, H_ = 0, T_ = 256, cols_ = 0, rows_ = 0;
   double px_area_ = 0;  // square microns per pixel with --units um2
   TileGrid grid_;
   std::shared_ptr<ScratchStore> store_;
   std::unique_ptr<PagedArray<Object>> objects_;
-  std::unique_ptr<PagedArray<uint32_t>> starts_;
+  std::unique_ptr<PagedArray<TileObject>> records_;
+  std::vector<TileSpan> spans_;
 };
 
 // The labels, read from the store, with the input's resolution.
@@ -389,6 +498,26 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
                      "; objects needs u32 labels or a one-channel 8/16-bit mask");
   const auto t0 = Clock::now();
   ObjectsStats st;
+  if (f.type != SampleType::kU32 && !p.fill_holes) {
+    // A mask's objects are its connected components: labelled and filtered
+    // in one labelling, whose store is the result.
+    LabelFilter lf;
+    lf.min_area = p.min_area, lf.max_area = p.max_area, lf.exclude_border = p.exclude_border;
+    if (p.um2) {
+      const SourceInfo& i = labels->info();
+      if (i.mpp_x <= 0 || i.mpp_y <= 0)
+        throw InputError(i.path + " has no pixel size (mpp); --units um2 needs one (or give areas in px)");
+      lf.px_area = i.mpp_x * i.mpp_y;
+    }
+    LabelStats ls;
+    SourceP out = label_components(labels, p.connectivity, ctx, &ls, lf);
+    st.objects = ls.found, st.kept = ls.components;
+    st.removed_small = ls.removed_small, st.removed_large = ls.removed_large, st.removed_border = ls.removed_border;
+    st.tiles_spilled = ls.tiles_spilled, st.table_pages_spilled = ls.table_pages_spilled;
+    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (stats) *stats = st;
+    return out;
+  }
   std::shared_ptr<ScratchStore> store;
   {
     ObjectFilter job(labels, p, ctx, st);
@@ -456,6 +585,8 @@ void register_objects(OpRegistry& r) {
                   {"removed_large", st.removed_large},
                   {"removed_border", st.removed_border},
                   {"holes_filled", st.holes_filled},
+                  {"objects_tiles_spilled", st.tiles_spilled},
+                  {"objects_table_pages_spilled", st.table_pages_spilled},
                   {"objects_seconds", st.seconds}};
     return res;
   };

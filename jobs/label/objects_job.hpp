@@ -29,6 +29,7 @@ struct ObjectsStats {
   uint64_t objects = 0, kept = 0;
   uint64_t removed_small = 0, removed_large = 0, removed_border = 0;
   uint64_t holes_filled = 0;
+  uint64_t tiles_spilled = 0, table_pages_spilled = 0;  // of the job's store and tables
   double seconds = 0;
 };
 

@@ -3,11 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <exception>
 
-#include "engine/byte_counters.hpp"
+#include "engine/file_io.hpp"
 #include "engine/memory.hpp"
 
 namespace tw {
@@ -56,49 +55,23 @@ ScratchStore::Stats ScratchStore::stats() const {
   return stats_;
 }
 
-namespace {
-
-// All of [p, p + n) at offset `at`, retrying short transfers and EINTR.
-template <class Io, class Ptr>
-bool transfer_all(Io io, int fd, Ptr p, size_t n, uint64_t at) {
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t k = io(fd, p + done, n - done, static_cast<off_t>(at + done));
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    done += static_cast<size_t>(k);
-  }
-  return true;
-}
-
-}  // namespace
-
 // A tile's slot is its rows back to back: one system call for the tile when
 // the image's rows are too (they are: tiles are allocated whole), else one
 // per row. Called without the store's lock.
 void ScratchStore::write_slot(int64_t index, const Image& img) const {
   const size_t row = static_cast<size_t>(grid_.tile_w) * fmt_.bytes_per_pixel();
   const uint64_t base = static_cast<uint64_t>(index) * tile_bytes();
-  count_spilled(tile_bytes());
-  const ImageView v = img.view();
-  const bool packed = v.stride == row;
-  for (int64_t y = 0; y < grid_.tile_h; y += packed ? grid_.tile_h : 1) {
-    const size_t n = packed ? tile_bytes() : row;
-    if (!transfer_all(::pwrite, fd_, img.row_bytes(img.rect().y + y), n, base + y * row))
-      throw InputError("cannot write " + file_.name() + ": " + std::strerror(errno));
-  }
+  const bool packed = img.view().stride == row;
+  for (int64_t y = 0; y < grid_.tile_h; y += packed ? grid_.tile_h : 1)
+    pwrite_all(fd_, img.row_bytes(img.rect().y + y), packed ? tile_bytes() : row, base + y * row, file_.name());
 }
 
 void ScratchStore::read_slot(int64_t index, Image& img) const {
   const size_t row = static_cast<size_t>(grid_.tile_w) * fmt_.bytes_per_pixel();
   const uint64_t base = static_cast<uint64_t>(index) * tile_bytes();
-  const ImageView v = img.view();
-  const bool packed = v.stride == row;
-  for (int64_t y = 0; y < grid_.tile_h; y += packed ? grid_.tile_h : 1) {
-    const size_t n = packed ? tile_bytes() : row;
-    if (!transfer_all(::pread, fd_, img.row_bytes(img.rect().y + y), n, base + y * row))
-      throw InputError("cannot read " + file_.name());
-  }
+  const bool packed = img.view().stride == row;
+  for (int64_t y = 0; y < grid_.tile_h; y += packed ? grid_.tile_h : 1)
+    pread_all(fd_, img.row_bytes(img.rect().y + y), packed ? tile_bytes() : row, base + y * row, file_.name());
 }
 
 // Evicts unpinned tiles, least recently used first, until the budget holds.

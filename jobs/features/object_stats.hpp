@@ -50,6 +50,12 @@ struct ObjectAccumulator {
   int64_t cur_row = -1, row_min = 0, row_max = 0;
   bool finished = false;  // a row has passed without it: complete
 
+  // Kept by the serial pass that assigns runs to objects (features_job.cpp):
+  int64_t seen_row = -1;   // the last row with a run of it
+  int64_t runs_total = 0;  // its runs so far (for the size of its outline)
+  int64_t band_runs = 0;   // its runs in the rows being merged
+  size_t band_first = 0;   // where they start in that pass's list
+
   // Adds the run [xa, xb) of row y.
   void add_run(int64_t y, int64_t xa, int64_t xb);
   // Ends the row being merged (into the hull).

@@ -1,8 +1,10 @@
 #include "jobs/features/row_runs.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 
-#include "engine/parallel.hpp"
 #include "jobs/features/object_stats.hpp"
 
 namespace tw::features {
@@ -39,40 +41,54 @@ RowScanner::RowScanner(int64_t width, PixelFormat ifmt, bool has_intensity, bool
       stat_channels_((has_intensity ? ifmt.channels : 0) + (hed ? 1 : 0)),
       hed_op_(ops::make_hed()) {}
 
-size_t RowScanner::bytes_per_row() const {
+size_t RowScanner::pixel_bytes_per_row() const {
   const size_t w = static_cast<size_t>(width_);
-  const size_t run = sizeof(LabelRun) + 2 * sizeof(double) * static_cast<size_t>(stat_channels_);
-  return (w + 4) * 4 + (w + 2) + (has_intensity_ ? w * ifmt_.bytes_per_pixel() : 0) + w * run;
+  return (w + 4) * 4 + (w + 2) + (has_intensity_ ? w * ifmt_.bytes_per_pixel() : 0);
 }
 
-void RowScanner::scan(const ImageView& labels, const ImageView* intensity, int64_t y0, int64_t y1, BandRuns& out) {
+size_t RowScanner::bytes_per_run() const {
+  return sizeof(LabelRun) + 2 * sizeof(double) * static_cast<size_t>(stat_channels_);
+}
+
+void RowScanner::prepare(const ImageView& labels, int64_t y0, int64_t y1, std::vector<int64_t>& counts) {
   const int64_t rows = y1 - y0, bw = width_ + 2;
   // A pixel is on the border when a 4-neighbour holds another label (skimage:
   // the mask minus its erosion by a cross, outside = 0).
-  border_.assign(static_cast<size_t>((rows + 2) * bw), 0);
+  border_.resize(static_cast<size_t>((rows + 2) * bw));
   border_y0_ = y0 - 1;
-  parallel_for_each(y0 - 1, y1 + 1, [&](int64_t y) {
-    const uint32_t* up = labels.ptr<uint32_t>(0, y - 1);
-    const uint32_t* mid = labels.ptr<uint32_t>(0, y);
-    const uint32_t* dn = labels.ptr<uint32_t>(0, y + 1);
-    uint8_t* b = border_.data() + (y - border_y0_) * bw + 1;
-    for (int64_t x = 0; x < width_; ++x) {
-      const uint32_t l = mid[x];
-      b[x] = l != 0 && (mid[x - 1] != l || mid[x + 1] != l || up[x] != l || dn[x] != l);
+  counts.assign(static_cast<size_t>(rows), 0);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(y0 - 1, y1 + 1), [&](const tbb::blocked_range<int64_t>& range) {
+    for (int64_t y = range.begin(); y < range.end(); ++y) {
+      const uint32_t* up = labels.ptr<uint32_t>(0, y - 1);
+      const uint32_t* mid = labels.ptr<uint32_t>(0, y);
+      const uint32_t* dn = labels.ptr<uint32_t>(0, y + 1);
+      uint8_t* b = border_.data() + (y - border_y0_) * bw;
+      b[0] = b[bw - 1] = 0;
+      ++b;
+      int64_t runs = 0;
+      for (int64_t x = 0; x < width_; ++x) {
+        const uint32_t l = mid[x];
+        b[x] = l != 0 && (mid[x - 1] != l || mid[x + 1] != l || up[x] != l || dn[x] != l);
+        runs += l != 0 && mid[x - 1] != l;
+      }
+      if (y >= y0 && y < y1) counts[static_cast<size_t>(y - y0)] = runs;
     }
-  });
-  out.y0 = y0, out.rows = rows;
-  if (out.runs.size() < static_cast<size_t>(rows)) out.runs.resize(static_cast<size_t>(rows));
-  if (out.stats.size() < static_cast<size_t>(rows)) out.stats.resize(static_cast<size_t>(rows));
-  parallel_for_each(y0, y1, [&](int64_t y) {
-    scan_row(labels, intensity, y, out.runs[static_cast<size_t>(y - y0)], out.stats[static_cast<size_t>(y - y0)]);
   });
 }
 
-void RowScanner::scan_row(const ImageView& labels, const ImageView* intensity, int64_t y, std::vector<LabelRun>& runs,
-                          std::vector<double>& stats) const {
-  runs.clear();
-  stats.clear();
+void RowScanner::scan(const ImageView& labels, const ImageView* intensity, int64_t s0, int64_t s1,
+                      const int64_t* offsets, LabelRun* runs, double* stats) const {
+  const size_t per_run = 2 * static_cast<size_t>(stat_channels_);
+  tbb::parallel_for(tbb::blocked_range<int64_t>(s0, s1), [&](const tbb::blocked_range<int64_t>& range) {
+    for (int64_t y = range.begin(); y < range.end(); ++y) {
+      const int64_t first = offsets[y - s0];
+      scan_row(labels, intensity, y, runs + first, stats + static_cast<size_t>(first) * per_run);
+    }
+  });
+}
+
+void RowScanner::scan_row(const ImageView& labels, const ImageView* intensity, int64_t y, LabelRun* runs,
+                          double* stats) const {
   const int64_t bw = width_ + 2;
   const uint32_t* L[3] = {labels.ptr<uint32_t>(0, y - 1), labels.ptr<uint32_t>(0, y), labels.ptr<uint32_t>(0, y + 1)};
   const uint8_t* B[3];
@@ -99,7 +115,7 @@ void RowScanner::scan_row(const ImageView& labels, const ImageView* intensity, i
       if (cls != kPerimNone) ++r.perim[cls];
     }
     r.x1 = x;
-    runs.push_back(r);
+    *runs++ = r;
     if (stat_channels_ == 0) continue;
     const int64_t n = r.x1 - r.x0;
     double mean = 0, m2 = 0;
@@ -122,7 +138,7 @@ void RowScanner::scan_row(const ImageView& labels, const ImageView* intensity, i
             channel_moments<float>(irow, ifmt_.channels, c, r.x0, n, mean, m2);
             break;
         }
-        stats.push_back(mean), stats.push_back(m2);
+        *stats++ = mean, *stats++ = m2;
       }
     }
     if (hed_) {
@@ -135,7 +151,7 @@ void RowScanner::scan_row(const ImageView& labels, const ImageView* intensity, i
       }
       run_moments(
           n, [&](int64_t i) { return static_cast<double>(hvals[static_cast<size_t>(i)]); }, mean, m2);
-      stats.push_back(mean), stats.push_back(m2);
+      *stats++ = mean, *stats++ = m2;
     }
   }
 }

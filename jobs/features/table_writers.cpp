@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,11 +18,15 @@ namespace {
 // Appends to the temporary output through a 1 MiB buffer.
 class BufferedFile {
  public:
-  explicit BufferedFile(const std::string& path) : out_(path) { buf_.reserve(kFlush + 4096); }
-  void put(const std::string& s) {
-    buf_ += s;
-    if (buf_.size() >= kFlush) flush();
+  explicit BufferedFile(const std::string& path) : out_(path) { buf_.reserve(kFlush); }
+  void put(const char* s, size_t n) {
+    if (buf_.size() + n > kFlush) flush();
+    if (n >= kFlush)
+      write_all(s, n);  // a large piece goes straight to the file
+    else
+      buf_.append(s, n);
   }
+  void put(const std::string& s) { put(s.data(), s.size()); }
   uint64_t finish() {
     flush();
     out_.commit();
@@ -31,28 +36,55 @@ class BufferedFile {
  private:
   static constexpr size_t kFlush = size_t{1} << 20;
   void flush() {
-    const char* p = buf_.data();
-    size_t n = buf_.size();
+    write_all(buf_.data(), buf_.size());
+    buf_.clear();
+  }
+  void write_all(const char* p, size_t n) {
     while (n > 0) {
       const ssize_t w = ::write(out_.fd(), p, n);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) throw InputError("cannot write " + out_.final_path() + ": " + std::strerror(errno));
       p += w, n -= static_cast<size_t>(w), written_ += static_cast<uint64_t>(w);
     }
-    buf_.clear();
   }
   OutputFile out_;
   std::string buf_;
   uint64_t written_ = 0;
 };
 
-std::string format_value(const TableLayout::Value& v) {
+void put_int(std::string& out, int64_t v) {
+  char s[24];
+  const auto r = std::to_chars(s, s + sizeof s, v);
+  out.append(s, static_cast<size_t>(r.ptr - s));
+}
+
+// printf's "%.12g" (std::to_chars with a precision is specified as printf).
+void put_csv_double(std::string& out, double v) {
   char s[40];
+  const auto r = std::to_chars(s, s + sizeof s, v, std::chars_format::general, 12);
+  out.append(s, static_cast<size_t>(r.ptr - s));
+}
+
+// A number as nlohmann::json's dump() writes it: the shortest text that
+// reads back to the same double (Grisu2, its own to_chars), null for NaN and
+// infinities.
+void put_json_double(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char s[64];
+  const char* e = nlohmann::detail::to_chars(s, s + sizeof s, v);
+  out.append(s, static_cast<size_t>(e - s));
+}
+
+void put_value(std::string& out, const TableLayout::Value& v, bool json) {
   if (v.integer)
-    std::snprintf(s, sizeof s, "%lld", static_cast<long long>(v.v));
+    put_int(out, static_cast<int64_t>(v.v));
+  else if (json)
+    put_json_double(out, v.v);
   else
-    std::snprintf(s, sizeof s, "%.12g", v.v);
-  return s;
+    put_csv_double(out, v.v);
 }
 
 class CsvWriter : public TableWriter {
@@ -63,14 +95,16 @@ class CsvWriter : public TableWriter {
     file_.put(header + "\n");
   }
   bool needs_outlines() const override { return false; }
-  void write(const ObjectRecord& r, const std::vector<Polygon>&) override {
-    std::string line;
+  void format(const ObjectRecord& r, const std::vector<Polygon>&, std::string& out) const override {
+    bool first = true;
     for (const auto& v : layout_.values(r)) {
-      if (!line.empty()) line += ',';
-      line += format_value(v);
+      if (!first) out += ',';
+      first = false;
+      put_value(out, v, false);
     }
-    file_.put(line + "\n");
+    out += '\n';
   }
+  void write(const std::string& text) override { file_.put(text); }
   uint64_t finish() override { return file_.finish(); }
 
  private:
@@ -78,50 +112,72 @@ class CsvWriter : public TableWriter {
   TableLayout layout_;
 };
 
-nlohmann::ordered_json ring_json(const Ring& r) {
-  nlohmann::ordered_json a = nlohmann::ordered_json::array();
-  for (const Corner& c : r) a.push_back({c.first, c.second});
-  a.push_back({r[0].first, r[0].second});  // closed, as GeoJSON asks
-  return a;
+// [[x,y],...] with the first corner repeated (closed, as GeoJSON asks).
+void put_ring(std::string& out, const Ring& r) {
+  out += '[';
+  for (const Corner& c : r) {
+    out += '[';
+    put_int(out, c.first);
+    out += ',';
+    put_int(out, c.second);
+    out += "],";
+  }
+  out += '[';
+  put_int(out, r[0].first);
+  out += ',';
+  put_int(out, r[0].second);
+  out += "]]";
 }
 
-nlohmann::ordered_json polygon_json(const Polygon& p) {
-  nlohmann::ordered_json rings = nlohmann::ordered_json::array();
-  rings.push_back(ring_json(p.shell));
-  for (const Ring& h : p.holes) rings.push_back(ring_json(h));
-  return rings;
+void put_polygon(std::string& out, const Polygon& p) {
+  out += '[';
+  put_ring(out, p.shell);
+  for (const Ring& h : p.holes) {
+    out += ',';
+    put_ring(out, h);
+  }
+  out += ']';
 }
 
 class GeoJsonWriter : public TableWriter {
  public:
-  GeoJsonWriter(const std::string& path, TableLayout layout)
-      : file_(path), layout_(std::move(layout)), names_(layout_.column_names()) {
+  GeoJsonWriter(const std::string& path, TableLayout layout) : file_(path), layout_(std::move(layout)) {
+    // The keys as JSON strings: names are ours (ASCII letters, digits and
+    // '_'), so nothing needs escaping.
+    for (const std::string& n : layout_.column_names()) keys_.push_back("\"" + n + "\":");
     file_.put("{\"type\":\"FeatureCollection\",\"features\":[\n");
   }
   bool needs_outlines() const override { return true; }
-  void write(const ObjectRecord& r, const std::vector<Polygon>& polygons) override {
-    nlohmann::ordered_json geometry;
+  // One Feature, as nlohmann's dump() wrote it: no spaces, keys in this order.
+  void format(const ObjectRecord& r, const std::vector<Polygon>& polygons, std::string& out) const override {
+    if (!out.empty()) out += ",\n";
+    out += "{\"type\":\"Feature\",\"geometry\":{\"type\":";
     if (polygons.size() == 1) {
-      geometry = {{"type", "Polygon"}, {"coordinates", polygon_json(polygons[0])}};
+      out += "\"Polygon\",\"coordinates\":";
+      put_polygon(out, polygons[0]);
     } else {
-      nlohmann::ordered_json all = nlohmann::ordered_json::array();
-      for (const Polygon& p : polygons) all.push_back(polygon_json(p));
-      geometry = {{"type", "MultiPolygon"}, {"coordinates", std::move(all)}};
+      out += "\"MultiPolygon\",\"coordinates\":[";
+      for (size_t i = 0; i < polygons.size(); ++i) {
+        if (i) out += ',';
+        put_polygon(out, polygons[i]);
+      }
+      out += ']';
     }
-    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    out += "},\"properties\":{\"objectType\":\"detection\",\"label\":";
+    put_int(out, r.label);
+    out += ",\"measurements\":{";
     const auto vals = layout_.values(r);
     for (size_t i = 0; i < vals.size(); ++i) {
-      if (vals[i].integer)
-        m[names_[i]] = static_cast<int64_t>(vals[i].v);
-      else
-        m[names_[i]] = vals[i].v;
+      if (i) out += ',';
+      out += keys_[i];
+      put_value(out, vals[i], true);
     }
-    const nlohmann::ordered_json f = {
-        {"type", "Feature"},
-        {"geometry", std::move(geometry)},
-        {"properties", {{"objectType", "detection"}, {"label", r.label}, {"measurements", std::move(m)}}}};
-    // Strings are ours (ASCII names): no invalid UTF-8 to replace.
-    file_.put((first_ ? "" : ",\n") + f.dump());
+    out += "}}}";
+  }
+  void write(const std::string& text) override {
+    if (text.empty()) return;
+    if (!first_) file_.put(",\n", 2);
+    file_.put(text);
     first_ = false;
   }
   uint64_t finish() override {
@@ -132,7 +188,7 @@ class GeoJsonWriter : public TableWriter {
  private:
   BufferedFile file_;
   TableLayout layout_;
-  std::vector<std::string> names_;
+  std::vector<std::string> keys_;
   bool first_ = true;
 };
 

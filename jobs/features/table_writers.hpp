@@ -3,9 +3,11 @@
 // or a GeoJSON FeatureCollection QuPath imports as detections (one Feature
 // per object: its outline, objectType "detection", its label, and the same
 // values as the CSV under "measurements", the name -> number object QuPath
-// 0.4+ writes and reads). Both stream: a record is formatted and written
-// when it comes, through a buffer, to a temporary file renamed into place
-// by finish().
+// 0.4+ writes and reads). Both stream: records are formatted in batches on
+// the worker threads and written in order, through a buffer, to a temporary
+// file renamed into place by finish(). The text is written directly (not
+// through nlohmann::json, which took most of the time), byte for byte as
+// nlohmann's dump() writes the same document.
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,12 +33,18 @@ struct TableLayout {
   std::vector<Value> values(const ObjectRecord& r) const;
 };
 
+// Records are formatted on the worker threads (format() is const and
+// thread-safe) and written in order by one thread (write()).
 class TableWriter {
  public:
   virtual ~TableWriter() = default;
-  // polygons are used by writers that need_outlines().
-  virtual void write(const ObjectRecord& r, const std::vector<Polygon>& polygons) = 0;
+  // Whether format() uses the outlines (else it is given none).
   virtual bool needs_outlines() const = 0;
+  // Appends the record's text to out, a separator() first unless out is
+  // empty.
+  virtual void format(const ObjectRecord& r, const std::vector<Polygon>& polygons, std::string& out) const = 0;
+  // Appends text holding whole records (from format()) to the file.
+  virtual void write(const std::string& text) = 0;
   // Completes the file and renames it into place; returns its size.
   virtual uint64_t finish() = 0;
 };

@@ -89,17 +89,25 @@ std::vector<Polygon> trace_polygons(const uint8_t* mask, int64_t w, int64_t h, i
         Ring walk;
         int64_t x = sx, y = sy;
         int d = d0;
+        // A walk can pass a corner twice only where two boundary edges leave
+        // it (pixels meeting at a corner); without one it is a simple ring.
+        bool pinch = (b0 & (b0 - 1)) != 0;
         for (;;) {
           out[y * vw + x] &= static_cast<uint8_t>(~(1u << d));
           x += kDx[d], y += kDy[d];
+          const unsigned here = out[y * vw + x];
+          pinch |= (here & (here - 1)) != 0;
           const bool at_start = x == sx && y == sy;
-          const unsigned bits = out[y * vw + x] | (at_start ? 1u << d0 : 0u);
+          const unsigned bits = here | (at_start ? 1u << d0 : 0u);
           const int nd = next_direction(d, bits);
           if (nd != d) walk.emplace_back(x, y);
           if (at_start && nd == d0) break;
           d = nd;
         }
-        split_simple(walk, rings);
+        if (pinch)
+          split_simple(walk, rings);
+        else
+          rings.push_back(std::move(walk));
       }
   // Outer rings in the order found, then each hole to the innermost outer
   // ring holding a pixel inside it (the one left of its first edge).

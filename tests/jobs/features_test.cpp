@@ -6,10 +6,12 @@
 // compared with the labels; identical bytes for every tile size, budget and
 // thread count; bad inputs; a label image 8x the memory budget.
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -294,6 +296,35 @@ TEST(Features, OutlinesFromReReadsWhenTheWindowIsShort) {
   EXPECT_GT(b.outlines_reread, 0);
   EXPECT_LT(b.band_rows, a.band_rows);
   EXPECT_TRUE(slurp(dir.file("a.geojson")) == slurp(dir.file("b.geojson")));
+}
+
+// Both tables from one pass (what `tilewave nuclei` does): byte for byte
+// what the one-output calls write, under a budget that cuts the rows into
+// many bands and one that does not, on one thread and on all.
+TEST(Features, OnePassWritesBothTablesAsTheSingleCallsDo) {
+  if (!have_oracle()) GTEST_SKIP() << "needs scikit-image, scipy and tifffile";
+  test::TempDir dir;
+  make_inputs("ellipses", dir);
+  const SourcePtr labels = open_source(dir.file("labels.tif"));
+  const SourcePtr rgb = open_source(dir.file("rgb.tif"));
+  ExecContext one;
+  write_features(labels, rgb, dir.file("one.csv"), {}, one);
+  write_features(labels, rgb, dir.file("one.geojson"), {}, one);
+  for (const size_t memory : {size_t{96} << 10, size_t{1} << 30}) {
+    for (const int threads : {1, 0}) {
+      std::optional<tbb::global_control> limit;
+      if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+      ExecContext ctx;
+      ctx.memory = memory;
+      const FeaturesStats st = write_features(
+          labels, rgb, std::vector<std::string>{dir.file("both.csv"), dir.file("both.geojson")}, {}, ctx);
+      ASSERT_EQ(st.output_bytes.size(), 2u);
+      EXPECT_EQ(st.output_bytes[0], slurp(dir.file("one.csv")).size());
+      EXPECT_EQ(st.bytes, st.output_bytes[0] + st.output_bytes[1]);
+      EXPECT_TRUE(slurp(dir.file("both.csv")) == slurp(dir.file("one.csv"))) << memory << " " << threads;
+      EXPECT_TRUE(slurp(dir.file("both.geojson")) == slurp(dir.file("one.geojson"))) << memory << " " << threads;
+    }
+  }
 }
 
 void expect_refused(const test::RunResult& r, const std::string& says, const std::string& what) {

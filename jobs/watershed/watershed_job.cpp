@@ -1,18 +1,8 @@
 #include "jobs/watershed/watershed_job.hpp"
 
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/global_control.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <mutex>
 
-#include "engine/map_source.hpp"
 #include "engine/memory.hpp"
-#include "engine/sample_dispatch.hpp"
 #include "engine/trace.hpp"
 #include "kernels/watershed/watershed.hpp"
 
@@ -42,113 +32,6 @@ void check_inputs(const TileSource& image, const TileSource& markers, const Tile
   same(markers, "markers");
   if (mask) same(*mask, "mask");
 }
-
-// Altitude keys of one row; "" or the error for a NaN.
-template <class T>
-std::string keys_of(const uint8_t* row, WsInput* in, int64_t x0, int64_t y, int64_t n, const std::string& name) {
-  const T* s = reinterpret_cast<const T*>(row);
-  for (int64_t x = 0; x < n; ++x) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(s[x]))
-        return "the image " + name + " has NaN at (" + std::to_string(x0 + x) + ", " + std::to_string(y) +
-               "); watershed needs ordered altitudes (replace NaN first, e.g. filter convert)";
-    }
-    in[x].key = ws_key(s[x]);
-  }
-  return "";
-}
-
-template <class T>
-void inside_of(const uint8_t* row, WsInput* in, int64_t n) {
-  const T* s = reinterpret_cast<const T*>(row);
-  for (int64_t x = 0; x < n; ++x) in[x].inside = s[x] != T(0);
-}
-
-class LabelSource : public OwningMapSource {
- public:
-  LabelSource(std::shared_ptr<const TileSource> costs, const SourceInfo& like)
-      : OwningMapSource({std::move(costs)}, PixelFormat{SampleType::kU32, 1}, rows, "watershed labels") {
-    info_.mpp_x = like.mpp_x, info_.mpp_y = like.mpp_y;
-  }
-
- private:
-  static void rows(const std::vector<const uint8_t*>& in, uint8_t* out, int64_t, int64_t, int64_t n) {
-    const auto* c = reinterpret_cast<const WsCost*>(in[0]);
-    auto* o = reinterpret_cast<uint32_t*>(out);
-    for (int64_t x = 0; x < n; ++x) o[x] = c[x].label;
-  }
-};
-
-struct Loader {
-  Loader(const TileSource& im, const TileSource& mk, const TileSource* ms, ScratchStore& js, ScratchStore& is, int conn)
-      : image(im), markers(mk), mask(ms), j(js), i(is), connectivity(conn) {}
-  const TileSource& image;
-  const TileSource& markers;
-  const TileSource* mask;
-  ScratchStore& j;
-  ScratchStore& i;
-  int connectivity;
-  bool flood = true;  // the CPU floods each tile from its seeds as it loads
-  std::atomic<int64_t> seeds{0};
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  std::string error;
-  tbb::enumerable_thread_specific<Image> halo;
-
-  void fail(const std::string& e) {
-    std::lock_guard<std::mutex> l(mu);
-    if (error.empty()) error = e;
-    failed = true;
-  }
-
-  // Reads tile (tx, ty) of every input into I, seeds J and floods the tile
-  // from its own seeds (the halo neutral: the engine brings the
-  // neighbours' floods in later).
-  void load(int64_t tx, int64_t ty) {
-    const Rect core = j.grid().tile_rect(tx, ty);
-    const Image img = image.read(0, core);
-    const Image mk = markers.read(0, core);
-    Image ms;
-    if (mask) ms = mask->read(0, core);
-    ScratchStore::Pin ip = i.acquire(tx, ty, true);
-    const ImageView iv = ip.image().view().sub(core);
-    int64_t n_seeds = 0;
-    for (int64_t y = core.y; y < core.y1(); ++y) {
-      WsInput* in = iv.row<WsInput>(y);
-      const std::string& name = image.info().path;
-      const std::string e =
-          img.fmt().type == SampleType::kU8    ? keys_of<uint8_t>(img.row_bytes(y), in, core.x, y, core.w, name)
-          : img.fmt().type == SampleType::kU16 ? keys_of<uint16_t>(img.row_bytes(y), in, core.x, y, core.w, name)
-                                               : keys_of<float>(img.row_bytes(y), in, core.x, y, core.w, name);
-      if (!e.empty()) return fail(e);
-      if (mask)
-        with_sample_type(ms.fmt().type, [&](auto t) { inside_of<decltype(t)>(ms.row_bytes(y), in, core.w); });
-      else
-        for (int64_t x = 0; x < core.w; ++x) in[x].inside = 1;
-      const uint32_t* m = mk.row<uint32_t>(y);
-      for (int64_t x = 0; x < core.w; ++x) {
-        // A marker outside the mask is dropped (as scikit-image does).
-        in[x].seed = in[x].inside ? m[x] : 0;
-        n_seeds += in[x].seed != 0;
-      }
-    }
-    ip.mark_dirty();
-    seeds += n_seeds;
-    Image& h = halo.local();
-    const Rect hr = core.grown(1);
-    if (h.empty() || !h.can_hold(kWsFormat, hr))
-      h = Image(kWsFormat, hr);
-    else
-      h.reshape(kWsFormat, hr);
-    const ImageView hv = h.view();
-    for (int64_t y = hr.y; y < hr.y1(); ++y)
-      for (int64_t x = hr.x; x < hr.x1(); ++x) *hv.ptr<WsCost>(x, y) = kWsNeutral;
-    if (flood && n_seeds) watershed_flood_tile(hv, iv, core, connectivity);
-    ScratchStore::Pin jp = j.acquire(tx, ty, true);
-    copy_overlap(hv.sub(core), jp.image().view());
-    jp.mark_dirty();
-  }
-};
 
 }  // namespace
 
@@ -188,46 +71,32 @@ WatershedResult watershed(const TileSource& image, const TileSource& markers, co
   const int64_t W = image.level(0).width, H = image.level(0).height;
   const bool cuda = job.backend.is_cuda();
   WatershedResult res;
-  const auto rule = cuda ? make_cuda_watershed_rule(job.backend.device, job.connectivity, &res.gpu)
-                         : make_watershed_rule(job.connectivity);
-  const int64_t tile = cuda ? gpu_tile(job, W, H) : job.tile;
-  // The budget: half for the working costs, the rest for the inputs (both
-  // spill to scratch files beyond it), but never fewer tiles than the
-  // threads pin at once.
-  const size_t tile_bytes = static_cast<size_t>(tile * tile) * kWsFormat.bytes_per_pixel();
-  const size_t threads = cuda ? 2 : tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-  const size_t floor = tile_bytes * (2 * threads + 2);
-  auto j = std::make_shared<ScratchStore>(kWsFormat, W, H, tile, std::max(job.memory / 2, floor), job.scratch_near,
-                                          "watershed costs");
+  if (job.connectivity != 4 && job.connectivity != 8) throw InputError("--connectivity must be 4 or 8");
+  std::unique_ptr<TilePropagator> gpu;
+  if (cuda) gpu = make_cuda_watershed_rule(job.backend.device, job.connectivity, &res.gpu);
+  WsTilesOptions o;
+  o.connectivity = job.connectivity;
+  o.tile = cuda ? gpu_tile(job, W, H) : job.tile;
+  o.memory = job.memory;
+  o.scratch_near = job.scratch_near;
+  o.gpu = gpu.get();
+  WsTilesResult r;
   {
-    ScratchStore i(kWsFormat, W, H, tile, std::max(job.memory * 3 / 8, floor), job.scratch_near, "watershed inputs");
-    const TileGrid& g = j->grid();
-    const auto t0 = std::chrono::steady_clock::now();
-    {
-      TraceSpan span("watershed-load", g.count());
-      Loader ld(image, markers, mask, *j, i, job.connectivity);
-      // The GPU's first visit of a tile floods it from scratch anyway; a
-      // 4096^2 tile flooded on one CPU thread would take longer than that.
-      ld.flood = !cuda;
-      tbb::parallel_for(int64_t{0}, g.count(), [&](int64_t t) {
-        if (!ld.failed) ld.load(t % g.cols(), t / g.cols());
-      });
-      if (ld.failed) throw InputError(ld.error);
-      res.seed_pixels = ld.seeds.load();
-    }
-    res.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    WavefrontOptions wo;
-    wo.connectivity = job.connectivity;
-    if (cuda) wo.max_concurrency = 2;  // one tile on the device, one loading
-    TraceSpan span("watershed-wavefront", g.count());
-    res.wavefront = run_wavefront(*j, i, *rule, wo);
+    TraceSpan span("watershed", (W + o.tile - 1) / o.tile * ((H + o.tile - 1) / o.tile));
+    r = watershed_tiles(image, markers, mask, o);
   }
-  // The inputs' store is gone; hand its scattered tiles back (as the
+  // The packed inputs are gone; hand their scattered tiles back (as the
   // reconstruction does) before the writer plans with the budget.
   release_free_heap();
-  res.store = j->stats();
-  res.labels = std::make_shared<LabelSource>(j, image.info());
-  res.costs = std::move(j);
+  res.tiles = r.stats;
+  res.seed_pixels = r.stats.seed_pixels;
+  res.load_seconds = r.stats.load_seconds;
+  res.wavefront.tiles = r.stats.tiles;
+  res.wavefront.tile_visits = r.stats.floods;
+  res.wavefront.seconds = r.stats.wavefront_seconds;
+  res.store = r.stats.store;
+  res.labels = std::move(r.labels);
+  res.costs = std::move(r.store);
   return res;
 }
 

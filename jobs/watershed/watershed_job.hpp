@@ -1,11 +1,12 @@
 #pragma once
 // Marker-controlled watershed of a whole slide, out of core
 // (kernels/watershed/watershed.hpp has the definition): IMAGE, MARKERS and
-// the optional MASK are loaded tile by tile into two scratch stores — the
-// fixed inputs I (altitude key, seed label, inside the mask) and the working
-// costs J — each tile flooded from its own seeds as it is loaded; the
-// wavefront engine then carries the floods across tile borders until
-// stable. The labels read out of J as u32.
+// the optional MASK are read tile by tile once; each tile's mask pixels are
+// kept (altitude key, seed flag, label: 6-9 bytes a mask pixel) and flooded
+// from their own seeds; a sparse tile-level wavefront
+// (jobs/watershed/watershed_tiles.hpp) then carries the floods across tile
+// borders until stable, flooding again only the parts of the mask a border
+// change can decide. Pixels outside the mask read as 0.
 #include <memory>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "engine/exec_context.hpp"
 #include "engine/scratch_store.hpp"
 #include "engine/wavefront/wavefront.hpp"
+#include "jobs/watershed/watershed_tiles.hpp"
 #include "kernels/watershed/watershed_cuda.hpp"
 
 namespace tw {
@@ -30,13 +32,14 @@ struct WatershedJob {
 };
 
 struct WatershedResult {
-  std::shared_ptr<ScratchStore> costs;       // J: the path costs and labels
-  std::shared_ptr<const TileSource> labels;  // u32 labels read from J (mpp of IMAGE)
-  WavefrontStats wavefront;
-  ScratchStore::Stats store;
-  int64_t seed_pixels = 0;  // marker pixels inside the mask
-  double load_seconds = 0;  // loading (on the CPU with the first floods)
-  GpuWatershedStats gpu;    // with CUDA
+  std::shared_ptr<BlobStore> costs;          // the stored tiles behind `labels`
+  std::shared_ptr<const TileSource> labels;  // u32 labels (mpp of IMAGE); tiles never labelled read as 0
+  WavefrontStats wavefront;                  // tile_visits: visits that flooded something
+  BlobStore::Stats store;                    // of the tiles
+  WsTilesStats tiles;                        // the details (flooded pixels, live tiles)
+  int64_t seed_pixels = 0;                   // marker pixels inside the mask
+  double load_seconds = 0;                   // loading (on the CPU with the first floods)
+  GpuWatershedStats gpu;                     // with CUDA
 };
 
 WatershedJob watershed_job(const ExecContext& ctx, int connectivity);

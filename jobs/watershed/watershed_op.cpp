@@ -59,13 +59,13 @@ void register_watershed(OpRegistry& r) {
         watershed(*in[0], *markers, mask, watershed_job(ctx, p.choice("connectivity") == "4" ? 4 : 8));
     // The costs are read once, in order, by the writer, which gets most of
     // the budget.
-    res.costs->set_cache_bytes(ctx.memory / 4);
+    res.costs->set_budget(ctx.memory / 4);
     ctx.take_memory(ctx.memory / 4);
     OpResult out;
     out.image = res.labels;
     out.description = "Tilewave watershed labels";
     char what[200];
-    std::snprintf(what, sizeof what, "load %.2f s, propagation %.2f s (%lld visits of %lld tiles)", res.load_seconds,
+    std::snprintf(what, sizeof what, "load %.2f s, propagation %.2f s (%lld floods of %lld tiles)", res.load_seconds,
                   res.wavefront.seconds, static_cast<long long>(res.wavefront.tile_visits),
                   static_cast<long long>(res.wavefront.tiles));
     out.summary = what;
@@ -81,7 +81,12 @@ void register_watershed(OpRegistry& r) {
                   {"gpu_kernel_seconds", res.gpu.kernel_seconds},
                   {"gpu_transfer_seconds", res.gpu.transfer_seconds},
                   {"tiles_spilled", res.store.spills},
-                  {"tiles_reloaded", res.store.loads}};
+                  {"tiles_reloaded", res.store.loads},
+                  {"live_tiles", res.tiles.live_tiles},
+                  {"queue_visits", res.tiles.visits},
+                  {"flooded_pixels", res.tiles.flooded_pixels},
+                  {"loaded_pixels", res.tiles.loaded_pixels},
+                  {"stored_bytes", res.store.bytes}};
     return out;
   };
   r.add(std::move(op));

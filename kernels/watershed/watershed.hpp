@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "engine/image.hpp"
 #include "engine/ops/hd.hpp"
@@ -89,6 +90,16 @@ TW_HD bool ws_cheaper(const WsCost& a, const WsCost& b) {
 // lowers values would keep the stale smaller label. The (m, d) part only
 // falls, so the wavefront still converges.
 bool watershed_flood_tile(const ImageView& j, const ImageView& i, const Rect& core, int connectivity);
+
+// The same flood restricted to `region`: core pixel indices (y * w + x),
+// marked non-zero in `in_region` (w * h bytes). The region must be a union
+// of whole connected parts of the tile's mask (as 4- or 8-connected as the
+// flood): then no path leaves it inside the tile, and flooding it alone
+// from its seeds and the halo gives exactly what the whole tile's flood
+// gives it. Only the region's pixels of j and i are read or written (and
+// the halo ring of j, read).
+void watershed_flood_region(const ImageView& j, const ImageView& i, const Rect& core, int connectivity,
+                            const std::vector<uint32_t>& region, const uint8_t* in_region);
 
 // The tile rule for the wavefront engine (engine/wavefront/wavefront.hpp).
 std::unique_ptr<TilePropagator> make_watershed_rule(int connectivity);

@@ -23,8 +23,9 @@ constexpr int kDy[8] = {0, 0, 1, -1, 1, -1, 1, -1};
 
 class Flood {
  public:
-  Flood(const ImageView& j, const ImageView& i, const Rect& core, int connectivity, RadixHeap& heap)
-      : w_(core.w), h_(core.h), n_(connectivity == 8 ? 8 : 4), heap_(heap) {
+  Flood(const ImageView& j, const ImageView& i, const Rect& core, int connectivity, RadixHeap& heap,
+        const uint8_t* in_region = nullptr)
+      : w_(core.w), h_(core.h), n_(connectivity == 8 ? 8 : 4), heap_(heap), in_region_(in_region) {
     jr_.resize(static_cast<size_t>(h_ + 2));
     for (int64_t y = -1; y <= h_; ++y) jr_[static_cast<size_t>(y + 1)] = j.ptr<WsCost>(core.x, core.y + y);
     ir_.resize(static_cast<size_t>(h_));
@@ -40,16 +41,17 @@ class Flood {
   // sources (never updated), so that their offers arrive in cost order too.
   void start() {
     for (int64_t y = 0; y < h_; ++y)
-      for (int64_t x = 0; x < w_; ++x) {
-        const WsInput& in = ir_[static_cast<size_t>(y)][x];
-        WsCost& c = at(x, y);
-        if (in.inside && in.seed) {
-          c = WsCost{in.key, 0, in.seed};
-          push(c, x, y);
-        } else {
-          c = kWsNeutral;
-        }
-      }
+      for (int64_t x = 0; x < w_; ++x) reset(x, y);
+    sources();
+  }
+  // Only the listed pixels (indices y * w + x) from scratch; the rest of
+  // the core is neither read nor written.
+  void start(const std::vector<uint32_t>& region) {
+    for (const uint32_t k : region) reset(k % w_, k / w_);
+    sources();
+  }
+
+  void sources() {
     auto source = [&](int64_t x, int64_t y) {
       const WsCost& c = at(x, y);
       if (c.m != kWsUnreached) push(c, x, y);
@@ -75,6 +77,17 @@ class Flood {
   }
 
  private:
+  void reset(int64_t x, int64_t y) {
+    const WsInput& in = ir_[static_cast<size_t>(y)][x];
+    WsCost& c = at(x, y);
+    if (in.inside && in.seed) {
+      c = WsCost{in.key, 0, in.seed};
+      push(c, x, y);
+    } else {
+      c = kWsNeutral;
+    }
+  }
+
   void push(const WsCost& c, int64_t x, int64_t y) {
     heap_.push(heap_key(c), c.label, static_cast<uint32_t>((y + 1) * (w_ + 2) + (x + 1)));
   }
@@ -82,6 +95,7 @@ class Flood {
   // An offer replaces the pixel's only when strictly cheaper in (m, d): of
   // equal offers the first, from the neighbour popped first, stands.
   void relax(const WsCost& from, int64_t x, int64_t y) {
+    if (in_region_ && !in_region_[y * w_ + x]) return;
     const WsInput& in = ir_[static_cast<size_t>(y)][x];
     if (!in.inside || in.seed) return;  // seeds keep their own label
     const WsCost n = ws_extend(from, in.key);
@@ -94,6 +108,7 @@ class Flood {
   int64_t w_, h_;
   int n_;
   RadixHeap& heap_;
+  const uint8_t* in_region_;
   std::vector<WsCost*> jr_;
   std::vector<const WsInput*> ir_;
 };
@@ -141,6 +156,16 @@ bool watershed_flood_tile(const ImageView& j, const ImageView& i, const Rect& co
   for (int64_t y = 0; y < core.h; ++y)
     if (std::memcmp(before.data() + y * core.w, j.ptr<WsCost>(core.x, core.y + y), row) != 0) return true;
   return false;
+}
+
+void watershed_flood_region(const ImageView& j, const ImageView& i, const Rect& core, int connectivity,
+                            const std::vector<uint32_t>& region, const uint8_t* in_region) {
+  TW_ASSERT(j.fmt.bytes_per_pixel() == sizeof(WsCost) && i.fmt.bytes_per_pixel() == sizeof(WsInput));
+  TW_ASSERT((core.w + 2) * (core.h + 2) <= int64_t{0xFFFFFFFF});
+  thread_local RadixHeap heap;
+  Flood f(j, i, core, connectivity, heap, in_region);
+  f.start(region);
+  f.run();
 }
 
 std::unique_ptr<TilePropagator> make_watershed_rule(int connectivity) {

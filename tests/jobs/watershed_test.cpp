@@ -3,6 +3,8 @@
 // of plateaus and ties; the same labels for every tile size and budget;
 // agreement with skimage.segmentation.watershed on nuclei-like inputs; the
 // mask and the connectivity; bad input through the command line.
+#include "kernels/watershed/watershed.hpp"
+
 #include <gtest/gtest.h>
 #include <tiffio.h>
 
@@ -169,6 +171,112 @@ TEST(Watershed, ExactAgainstWholeImageDijkstra) {
   std::printf("[ info     ] %d random cases equal to the whole-image Dijkstra\n", cases);
 }
 
+// A sparse mask (small discs, as nuclei are): most tiles have several parts
+// of the mask or none; tiles with none are never stored or flooded, and the
+// labels are still exactly the definition's, with budgets that spill both
+// stores too.
+TEST(Watershed, SparseMaskEmptyTilesAndSpills) {
+  int cases = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed)
+    for (SampleType t : {SampleType::kU8, SampleType::kU16, SampleType::kF32}) {
+      const int64_t W = 150 + static_cast<int64_t>(seed * 17 % 60), H = 110 + static_cast<int64_t>(seed * 29 % 50);
+      RandomCase c = random_case(t, W, H, seed * 7 + static_cast<uint64_t>(t));
+      std::mt19937_64 rng(seed);
+      c.mask.fill_zero();
+      // Discs in the left two thirds only: the right third's tiles are empty.
+      for (int k = 0; k < 14; ++k) {
+        const int64_t cx = rng() % (W * 2 / 3), cy = rng() % H, r = 3 + rng() % 10;
+        for (int64_t y = std::max<int64_t>(0, cy - r); y < std::min(H, cy + r + 1); ++y)
+          for (int64_t x = std::max<int64_t>(0, cx - r); x < std::min(W, cx + r + 1); ++x)
+            if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) *c.mask.ptr<uint8_t>(x, y) = 255;
+      }
+      for (int conn : {4, 8}) {
+        const Image want = reference(c.f, c.markers, &c.mask, conn);
+        for (auto [tile, memory] :
+             {std::pair<int64_t, size_t>{16, size_t{1} << 30}, {32, size_t{1} << 30}, {16, 8 << 10}}) {
+          WatershedResult r;
+          EXPECT_EQ(test::diff_images(run_job(c.f, c.markers, &c.mask, conn, tile, memory, &r).view(), want.view()), "")
+              << "seed " << seed << " " << sample_name(t) << " conn " << conn << " tile " << tile << " memory "
+              << memory;
+          EXPECT_LT(r.tiles.live_tiles, r.tiles.tiles);
+          if (memory < 1 << 20) EXPECT_GT(r.store.spills, 0u);
+          ++cases;
+        }
+      }
+    }
+  std::printf("[ info     ] %d sparse-mask cases equal to the whole-image Dijkstra\n", cases);
+}
+
+// Nothing to flood: an empty mask stores nothing at all; a full mask without
+// a seed stores the inputs but no label tile. Both read as all 0.
+TEST(Watershed, EmptyMaskAndNoSeeds) {
+  const int64_t W = 100, H = 70;
+  const RandomCase c = random_case(SampleType::kU8, W, H, 5);
+  Image empty(kGray8, Rect(0, 0, W, H)), none(kU32x1, Rect(0, 0, W, H)), zero(kU32x1, Rect(0, 0, W, H));
+  empty.fill_zero(), none.fill_zero(), zero.fill_zero();
+  WatershedResult r;
+  EXPECT_EQ(test::diff_images(run_job(c.f, c.markers, &empty, 8, 16, size_t{1} << 30, &r).view(), zero.view()), "");
+  EXPECT_EQ(r.tiles.live_tiles, 0);
+  EXPECT_EQ(r.store.bytes, 0u);
+  EXPECT_EQ(r.wavefront.tile_visits, 0);
+  EXPECT_EQ(test::diff_images(run_job(c.f, none, nullptr, 4, 16, size_t{1} << 30, &r).view(), zero.view()), "");
+  EXPECT_EQ(r.tiles.live_tiles, r.tiles.tiles);
+  EXPECT_EQ(r.wavefront.tile_visits, 0);  // no halo ever changes
+}
+
+// One seed in a corner floods a plateau across every tile: each tile is
+// flooded when it is loaded and then only again where its halo decides
+// something, and the labels are the definition's.
+TEST(Watershed, FloodsPerPixel) {
+  Image f(kGray8, Rect(0, 0, 300, 200)), mk(kU32x1, Rect(0, 0, 300, 200));
+  std::mt19937_64 rng(3);
+  for (int64_t y = 0; y < 200; ++y)
+    for (int64_t x = 0; x < 300; ++x) *f.ptr<uint8_t>(x, y) = static_cast<uint8_t>(rng() % 3);
+  mk.fill_zero();
+  *mk.ptr<uint32_t>(1, 1) = 4;
+  *mk.ptr<uint32_t>(250, 150) = 2;
+  for (int conn : {4, 8}) {
+    WatershedResult r;
+    EXPECT_EQ(test::diff_images(run_job(f, mk, nullptr, conn, 32, size_t{1} << 30, &r).view(),
+                                reference(f, mk, nullptr, conn).view()),
+              "");
+    const double per_px = double(r.tiles.loaded_pixels + r.tiles.flooded_pixels) / (300.0 * 200.0);
+    std::printf("[ info     ] conn %d: %lld floods, %.2f floods per pixel\n", conn, (long long)r.tiles.floods, per_px);
+    EXPECT_GT(r.tiles.floods, 0);
+  }
+}
+
+// The engine's CUDA path (whole-tile floods by a TilePropagator, each tile's
+// core starting unreached, the seeds' first flood on the first visit) with
+// the CPU's whole-tile rule in the GPU's place: the rule the CUDA kernel
+// reproduces exactly (watershed_cuda_test), so this checks what the GPU run
+// does around it, here.
+TEST(Watershed, DevicePathWithTheCpuRule) {
+  int cases = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed)
+    for (SampleType t : {SampleType::kU8, SampleType::kF32}) {
+      const int64_t W = 90 + static_cast<int64_t>(seed * 23 % 40), H = 70 + static_cast<int64_t>(seed * 11 % 30);
+      const RandomCase c = random_case(t, W, H, seed * 3 + 1);
+      const auto fs = test::named_source(c.f, "image"), ms = test::named_source(c.markers, "markers"),
+                 ks = test::named_source(c.mask, "mask");
+      for (int conn : {4, 8}) {
+        const auto rule = make_watershed_rule(conn);
+        WsTilesOptions o;
+        o.connectivity = conn;
+        o.tile = 16 << (seed % 2);
+        o.memory = seed == 3 ? 16 << 10 : size_t{1} << 30;
+        o.gpu = rule.get();
+        const WsTilesResult r = watershed_tiles(*fs, *ms, ks.get(), o);
+        EXPECT_EQ(
+            test::diff_images(r.labels->read(0, c.f.rect()).view(), reference(c.f, c.markers, &c.mask, conn).view()),
+            "")
+            << "seed " << seed << " " << sample_name(t) << " conn " << conn;
+        ++cases;
+      }
+    }
+  std::printf("[ info     ] %d cases of the device path equal to the whole-image Dijkstra\n", cases);
+}
+
 TEST(Watershed, WorstCases) {
   // Flat image, one seed: every pixel takes it; no seed: all 0.
   Image flat(kGray8, Rect(0, 0, 70, 45)), m(kU32x1, Rect(0, 0, 70, 45));
@@ -326,8 +434,9 @@ TEST_F(WatershedSkimage, CliOutOfCore) {
   test::write_tiff(tmp.file("m0.tif"), mk.view().sub(Rect(0, 0, 64, 64)), lossless(64));
   const auto base = test::run_cli({"watershed", tmp.file("f0.tif"), tmp.file("m0.tif"), tmp.file("s.tif")});
   ASSERT_EQ(base.exit_code, 0) << base.err;
-  // Two 12-byte rasters per pixel: 24 bytes a pixel of working memory,
-  // 9.4x the 4 MiB budget.
+  // Packed inputs (2 bytes a pixel) and u32 labels: 6 bytes a pixel of
+  // working memory, 9.4 MiB for 4 MiB (the smallest budget), of which the
+  // op's stores get well under half: both spill.
   const auto small =
       test::run_cli({"watershed", tmp.file("f.tif"), tmp.file("m.tif"), tmp.file("a.tif"), "--mask", tmp.file("k.tif"),
                      "--memory", "4M", "--tile", "64", "--report", tmp.file("a.json")});

@@ -68,6 +68,9 @@ class TileSource {
   virtual ~TileSource() = default;
 
   const SourceInfo& info() const { return info_; }
+  // Sets level 0's microns per pixel: for a result just made, before
+  // anything reads it (jobs/op_runner.hpp: carry_resolution).
+  void set_resolution(double mpp_x, double mpp_y) { info_.mpp_x = mpp_x, info_.mpp_y = mpp_y; }
   int level_count() const { return static_cast<int>(info_.levels.size()); }
   const LevelInfo& level(int l) const;
 

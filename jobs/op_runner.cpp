@@ -20,6 +20,17 @@ void reserve_input_reads(const TileSource& in, ExecContext& ctx) {
   ctx.take_memory(cache);
 }
 
+void carry_resolution(OpResult& res, const std::vector<std::shared_ptr<const TileSource>>& inputs) {
+  if (!res.image || inputs.empty() || !inputs[0] || res.image == inputs[0]) return;
+  const SourceInfo& in = inputs[0]->info();
+  if (res.image->info().mpp_x > 0 || !(in.mpp_x > 0)) return;
+  if (res.image->level(0).width != inputs[0]->level(0).width ||
+      res.image->level(0).height != inputs[0]->level(0).height)
+    return;
+  // The result is the op's own, not yet shared: setting it is not a race.
+  std::const_pointer_cast<TileSource>(res.image)->set_resolution(in.mpp_x, in.mpp_y);
+}
+
 OpResult run_registered_op(const OpDef& op, const std::vector<std::shared_ptr<const TileSource>>& inputs,
                            const OpParams& params, ExecContext& ctx) {
   std::vector<ImageType> types;
@@ -32,7 +43,9 @@ OpResult run_registered_op(const OpDef& op, const std::vector<std::shared_ptr<co
     else
       reserve_input_reads(*in, ctx);
   }
-  return op.run(optional_input_slots(op, params, inputs, std::shared_ptr<const TileSource>()), params, ctx);
+  OpResult res = op.run(optional_input_slots(op, params, inputs, std::shared_ptr<const TileSource>()), params, ctx);
+  carry_resolution(res, inputs);
+  return res;
 }
 
 }  // namespace tw

@@ -17,6 +17,13 @@ PixelFormat check_op(const OpDef& op, const std::vector<ImageType>& inputs, cons
 OpResult run_registered_op(const OpDef& op, const std::vector<std::shared_ptr<const TileSource>>& inputs,
                            const OpParams& params, ExecContext& ctx);
 
+// A result the op made without a resolution takes its first input's when it
+// has the input's size (the EDT's, a reconstruction's and Canny's stores
+// were written without one, and nuclei.csv lost its micron columns): every
+// op's result is in the slide's coordinates. Called by every front end
+// right after the op's run, before anything reads the result.
+void carry_resolution(OpResult& res, const std::vector<std::shared_ptr<const TileSource>>& inputs);
+
 // For ops that read their input in tiles with halos: reserves the reader's
 // decode memory (reserve_decode_memory), then lets the input keep decoded
 // tiles in an eighth of the rest (at most 256 MiB); both off ctx.memory.

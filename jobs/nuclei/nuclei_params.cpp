@@ -60,7 +60,7 @@ std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, doubl
   v["MARKER_LO"] = std::to_string(h - 1);
   // Checked by the erosion's own range (1..64 pixels) where a pipeline uses
   // it, so that pipelines without background correction take any value.
-  v["BACKGROUND_RADIUS_PX"] = number(std::max(1.0, std::round(p.background_um / mpp)));
+  v["BACKGROUND_RADIUS_PX"] = number(std::round(p.background_um / mpp));
   v["HEMATOXYLIN_MAX"] = number(p.hematoxylin_max);
   v["GLASS_GRAY"] = std::to_string(p.glass_gray);
   return v;

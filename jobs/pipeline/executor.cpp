@@ -68,6 +68,7 @@ SourceP store_input(const SourceP& in, ExecContext& ctx, const std::string& name
   const size_t cache = ctx.take_memory(std::min(bytes, ctx.memory / 4));
   auto store =
       std::make_shared<ScratchStore>(in->info().fmt, l0.width, l0.height, ctx.tile, cache, ctx.scratch_path(), name);
+  store->set_resolution(in->info().mpp_x, in->info().mpp_y);
   const TileGrid& g = store->grid();
   tbb::parallel_for(int64_t{0}, g.cols() * g.rows(), [&](int64_t i) {
     const int64_t tx = i % g.cols(), ty = i / g.cols();
@@ -150,6 +151,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
             b.stored_input = true;
           }
       res = st.op->run(optional_input_slots(*st.op, st.params, in, SourceP()), st.params, ctx);
+      carry_resolution(res, in);
     } catch (const ParamError& e) {
       throw ParamError(st.where(e.what()));
     } catch (const InputError& e) {

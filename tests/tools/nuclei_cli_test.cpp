@@ -137,6 +137,11 @@ TEST(Nuclei, FourOutputsJoinedByLabelAndAccurate) {
   std::string line;
   std::getline(csv, line);
   EXPECT_EQ(line.rfind("label,", 0), 0u) << line;
+  // The slide's resolution reaches the labels (every step carries it) and
+  // so the micron columns.
+  EXPECT_NE(line.find(",area_um2,"), std::string::npos) << line;
+  const auto ltags = test::read_tiff_tags(tmp.file("out/labels.tif"), 0);
+  EXPECT_NEAR(ltags.xres, 20000.0f, 1.0f) << "0.5 um/px is 20000 px/cm";
   std::set<uint32_t> rows;
   while (std::getline(csv, line)) rows.insert(static_cast<uint32_t>(std::stoul(line.substr(0, line.find(',')))));
   EXPECT_EQ(rows, seen);
@@ -189,6 +194,11 @@ TEST(Nuclei, TopHatVariant) {
                                   test::source_dir() + "/jobs/nuclei/nuclei-tophat.pipeline", "--background-um", "40"});
   EXPECT_NE(big.exit_code, 0);
   EXPECT_NE(big.err.find("bgseed"), std::string::npos) << big.err;
+  const auto small =
+      test::run_cli({"nuclei", tmp.file("he.tif"), tmp.file("out3"), "--pipeline",
+                     test::source_dir() + "/jobs/nuclei/nuclei-tophat.pipeline", "--background-um", "0.1"});
+  EXPECT_NE(small.exit_code, 0);
+  EXPECT_NE(small.err.find("bgseed"), std::string::npos) << small.err;
 }
 
 TEST(Nuclei, SameForEveryTileSizeAndBudget) {

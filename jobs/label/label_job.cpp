@@ -50,23 +50,6 @@ struct TileMeta {
 // the border piece's j + 1 at each edge pixel, 0 for background.
 enum Edge { kTop = 0, kBottom = 1, kLeft = 2, kRight = 3 };
 
-// The labels, read from the tile store, with the mask's resolution.
-class LabelImage final : public TileSource {
- public:
-  LabelImage(std::shared_ptr<ScratchStore> store, const SourceInfo& mask) : store_(std::move(store)) {
-    info_ = store_->info();
-    info_.path = "label";
-    info_.format = "computed";
-    info_.mpp_x = mask.mpp_x, info_.mpp_y = mask.mpp_y;
-  }
-
- protected:
-  void read_inside(int level, const ImageView& dst) const override { store_->read(level, dst); }
-
- private:
-  std::shared_ptr<ScratchStore> store_;
-};
-
 class Labeler {
  public:
   Labeler(const TileSource& mask, int connectivity, const LabelFilter& filter, ExecContext& ctx, LabelStats& st)
@@ -552,6 +535,33 @@ std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connect
   return store;
 }
 
+namespace {
+
+// The labels, read from the tile store, named, with the input's resolution.
+class LabelsResult final : public TileSource {
+ public:
+  LabelsResult(std::shared_ptr<ScratchStore> store, const SourceInfo& like, const std::string& name)
+      : store_(std::move(store)) {
+    info_ = store_->info();
+    info_.path = name;
+    info_.format = "computed";
+    info_.mpp_x = like.mpp_x, info_.mpp_y = like.mpp_y;
+  }
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override { store_->read(level, dst); }
+
+ private:
+  std::shared_ptr<ScratchStore> store_;
+};
+
+}  // namespace
+
+std::shared_ptr<const TileSource> labels_result(std::shared_ptr<ScratchStore> store, const SourceInfo& like,
+                                                const std::string& name) {
+  return std::make_shared<LabelsResult>(std::move(store), like, name);
+}
+
 std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSource> mask, int connectivity,
                                                    ExecContext& ctx, LabelStats* stats, const LabelFilter& filter) {
   const auto t0 = Clock::now();
@@ -563,7 +573,7 @@ std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSou
   ctx.take_memory(cache);
   st.seconds = since(t0);
   if (stats) *stats = st;
-  return std::make_shared<LabelImage>(std::move(store), mask->info());
+  return labels_result(std::move(store), mask->info(), "label");
 }
 
 }  // namespace tw

@@ -68,6 +68,11 @@ std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSou
                                                    ExecContext& ctx, LabelStats* stats = nullptr,
                                                    const LabelFilter& filter = LabelFilter());
 
+// A store of labels as a result: read through, named, with `like`'s
+// resolution (label's and objects' results).
+std::shared_ptr<const TileSource> labels_result(std::shared_ptr<ScratchStore> store, const SourceInfo& like,
+                                                const std::string& name);
+
 // The same labels in a tile store (its cache left as the job used it, none
 // taken from ctx): for jobs that go on modifying them (`objects`). The
 // store's tile size may differ from ctx.tile (GPU tiles are larger).

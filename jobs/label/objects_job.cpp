@@ -471,23 +471,6 @@ class ObjectFilter {
   std::vector<TileSpan> spans_;
 };
 
-// The labels, read from the store, with the input's resolution.
-class ObjectsImage final : public TileSource {
- public:
-  ObjectsImage(std::shared_ptr<ScratchStore> store, const SourceInfo& in) : store_(std::move(store)) {
-    info_ = store_->info();
-    info_.path = "objects";
-    info_.format = "computed";
-    info_.mpp_x = in.mpp_x, info_.mpp_y = in.mpp_y;
-  }
-
- protected:
-  void read_inside(int level, const ImageView& dst) const override { store_->read(level, dst); }
-
- private:
-  std::shared_ptr<ScratchStore> store_;
-};
-
 }  // namespace
 
 std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSource> labels, const ObjectsParams& p,
@@ -529,7 +512,7 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
   ctx.take_memory(cache);
   st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (stats) *stats = st;
-  return std::make_shared<ObjectsImage>(std::move(store), labels->info());
+  return labels_result(std::move(store), labels->info(), "objects");
 }
 
 void register_objects(OpRegistry& r) {

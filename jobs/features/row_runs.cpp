@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "engine/sample_dispatch.hpp"
 #include "jobs/features/object_stats.hpp"
 
 namespace tw::features {
@@ -121,23 +122,8 @@ void RowScanner::scan_row(const ImageView& labels, const ImageView* intensity, i
     double mean = 0, m2 = 0;
     if (has_intensity_) {
       for (int c = 0; c < ifmt_.channels; ++c) {
-        switch (ifmt_.type) {
-          case SampleType::kU8:
-            channel_moments<uint8_t>(irow, ifmt_.channels, c, r.x0, n, mean, m2);
-            break;
-          case SampleType::kU16:
-            channel_moments<uint16_t>(irow, ifmt_.channels, c, r.x0, n, mean, m2);
-            break;
-          case SampleType::kI32:
-            channel_moments<int32_t>(irow, ifmt_.channels, c, r.x0, n, mean, m2);
-            break;
-          case SampleType::kU32:
-            channel_moments<uint32_t>(irow, ifmt_.channels, c, r.x0, n, mean, m2);
-            break;
-          case SampleType::kF32:
-            channel_moments<float>(irow, ifmt_.channels, c, r.x0, n, mean, m2);
-            break;
-        }
+        with_sample_type(ifmt_.type,
+                         [&](auto t) { channel_moments<decltype(t)>(irow, ifmt_.channels, c, r.x0, n, mean, m2); });
         *stats++ = mean, *stats++ = m2;
       }
     }

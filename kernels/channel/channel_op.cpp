@@ -1,4 +1,5 @@
 // Registration of `tilewave filter channel` (kernels/channel/channel.hpp).
+#include "engine/sample_dispatch.hpp"
 #include "kernels/channel/channel.hpp"
 #include "kernels/point/filter_support.hpp"
 
@@ -41,24 +42,8 @@ void register_channel(OpRegistry& r) {
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const PixelFormat f = in[0]->info().fmt;
     const int index = static_cast<int>(p.integer("index"));
-    SourceP out;
-    switch (f.type) {
-      case SampleType::kU8:
-        out = channel_of<uint8_t>(in[0], f.channels, index, ctx.backend);
-        break;
-      case SampleType::kU16:
-        out = channel_of<uint16_t>(in[0], f.channels, index, ctx.backend);
-        break;
-      case SampleType::kI32:
-        out = channel_of<int32_t>(in[0], f.channels, index, ctx.backend);
-        break;
-      case SampleType::kF32:
-        out = channel_of<float>(in[0], f.channels, index, ctx.backend);
-        break;
-      case SampleType::kU32:
-        out = channel_of<uint32_t>(in[0], f.channels, index, ctx.backend);
-        break;
-    }
+    const SourceP out = with_sample_type(
+        f.type, [&](auto t) { return channel_of<decltype(t)>(in[0], f.channels, index, ctx.backend); });
     return filter_result("channel", std::move(out), ctx);
   };
   r.add(std::move(op));

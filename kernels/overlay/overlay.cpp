@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/error.hpp"
+#include "engine/sample_dispatch.hpp"
 
 namespace tw {
 
@@ -53,20 +54,9 @@ void draw_t(const ImageView& image, const ImageView& labels, std::array<uint8_t,
 
 void draw_outlines(const ImageView& image, const ImageView& labels, std::array<uint8_t, 3> color,
                    const ImageView& dst) {
-  TW_ASSERT(labels.fmt.channels == 1 && labels.rect.contains(dst.rect.grown(1)));
-  switch (labels.fmt.type) {
-    case SampleType::kU8:
-      return draw_t<uint8_t>(image, labels, color, dst);
-    case SampleType::kU16:
-      return draw_t<uint16_t>(image, labels, color, dst);
-    case SampleType::kI32:
-      return draw_t<int32_t>(image, labels, color, dst);
-    case SampleType::kU32:
-      return draw_t<uint32_t>(image, labels, color, dst);
-    case SampleType::kF32:
-      break;
-  }
-  throw InternalError("draw_outlines: float labels");
+  // Float labels are refused by the op's type check.
+  TW_ASSERT(labels.fmt.channels == 1 && labels.fmt.type != SampleType::kF32 && labels.rect.contains(dst.rect.grown(1)));
+  with_sample_type(labels.fmt.type, [&](auto t) { draw_t<decltype(t)>(image, labels, color, dst); });
 }
 
 }  // namespace tw

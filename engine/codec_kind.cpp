@@ -10,7 +10,8 @@ Codec parse_codec(const std::string& s) {
   if (s == "deflate" || s == "zip") return Codec::kDeflate;
   if (s == "zstd") return Codec::kZstd;
   if (s == "lzw") return Codec::kLzw;
-  throw InputError("unknown compression '" + s + "' (expected jpeg, deflate, zstd, lzw or none)");
+  if (s == "png") return Codec::kPng;
+  throw InputError("unknown compression '" + s + "' (expected jpeg, deflate, zstd, lzw, none, or png for Deep Zoom)");
 }
 
 const char* codec_name(Codec c) {
@@ -27,6 +28,8 @@ const char* codec_name(Codec c) {
       return "lzw";
     case Codec::kOther:
       return "other";
+    case Codec::kPng:
+      return "png";
   }
   return "?";
 }

@@ -6,7 +6,8 @@
 
 namespace tw {
 
-enum class Codec : uint8_t { kNone, kJpeg, kDeflate, kZstd, kLzw, kOther };
+// kPng: tiles of Deep Zoom outputs and PNG images, never inside a TIFF.
+enum class Codec : uint8_t { kNone, kJpeg, kDeflate, kZstd, kLzw, kOther, kPng };
 
 Codec parse_codec(const std::string& s);  // throws InputError
 const char* codec_name(Codec c);

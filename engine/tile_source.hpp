@@ -38,6 +38,9 @@ struct SourceInfo {
   double mpp_x = 0, mpp_y = 0;  // microns per pixel at level 0; 0 = unknown
   std::vector<AssociatedImageInfo> associated;
   std::vector<std::pair<std::string, std::string>> properties;  // extra key/values for `info`
+  // One name per channel where the file gives them (OME-XML's Channel
+  // Name); empty otherwise. Written into outputs that have room for them.
+  std::vector<std::string> channel_names;
 };
 
 // Facet of a source whose levels are stored as compressed tiles: they can be

@@ -1,15 +1,63 @@
 #include "io/open_sink.hpp"
 
+#include "engine/error.hpp"
 #include "io/tiff/tiff_pyramid_sink.hpp"
 
 namespace tw {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  if (s.size() < tail.size()) return false;
+  for (size_t i = 0; i < tail.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - tail.size() + i])) != tail[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+Layout layout_for(const std::string& path, const std::string& forced) {
+  if (!forced.empty()) {
+    if (forced == "tiff" || forced == "tif") return Layout::kTiff;
+    if (forced == "ome-tiff" || forced == "ome") return Layout::kOmeTiff;
+    if (forced == "dzi" || forced == "deepzoom") return Layout::kDzi;
+    if (forced == "zarr" || forced == "ome-zarr") return Layout::kZarr;
+    throw InputError("unknown output format '" + forced + "' (expected tiff, ome-tiff, dzi or zarr)");
+  }
+  if (ends_with(path, ".ome.tif") || ends_with(path, ".ome.tiff") || ends_with(path, ".ome.btf"))
+    return Layout::kOmeTiff;
+  if (ends_with(path, ".dzi")) return Layout::kDzi;
+  if (ends_with(path, ".zarr") || ends_with(path, ".zarr/")) return Layout::kZarr;
+  return Layout::kTiff;
+}
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::kTiff:
+      return "tiff";
+    case Layout::kOmeTiff:
+      return "ome-tiff";
+    case Layout::kDzi:
+      return "dzi";
+    case Layout::kZarr:
+      return "zarr";
+  }
+  return "?";
+}
 
 size_t sink_memory_bytes(const SinkRequest& r) {
   return PyramidTiffWriter::index_bytes(r.levels);
 }
 
 std::unique_ptr<PyramidSink> open_sink(const SinkRequest& r) {
-  return std::make_unique<TiffPyramidSink>(r.path, r.encode, r.levels, r.options);
+  switch (r.layout) {
+    case Layout::kTiff:
+      return std::make_unique<TiffPyramidSink>(r.path, r.encode, r.levels, r.options);
+    case Layout::kOmeTiff:
+    case Layout::kDzi:
+    case Layout::kZarr:
+      break;
+  }
+  throw InputError(std::string(layout_name(r.layout)) + " output is not available in this build yet");
 }
 
 }  // namespace tw

@@ -71,6 +71,10 @@ class AssociatedCopier {
 }  // namespace
 
 EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t tile) {
+  const Layout layout = layout_for(out.path, out.format);
+  if (is_tiff_layout(layout) && out.layout_tile % 16 != 0)
+    throw InputError("--tile " + std::to_string(out.layout_tile) +
+                     " is not a multiple of 16 (TIFF requires it; Deep Zoom outputs take any size)");
   EncodeSettings enc;
   enc.fmt = fmt;
   const bool jpeg_ok = fmt.type == SampleType::kU8 && (fmt.channels == 1 || fmt.channels == 3);
@@ -80,17 +84,20 @@ EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t t
   enc.level = out.level;
   enc.predictor = out.predictor;
   enc.tile_w = enc.tile_h = tile;
-  enc.validate();
+  // Other layouts check their codecs when their sink is made.
+  if (is_tiff_layout(layout)) enc.validate();
   return enc;
 }
 
 WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx) {
   const SourceInfo& info = src.info();
   const EncodeSettings enc = encode_settings(info.fmt, out, ctx.tile);
+  const Layout layout = layout_for(out.path, out.format);
 
   PyramidJobOptions job;
   job.tile = ctx.tile;
-  job.min_size = out.min_size;
+  // Deep Zoom's levels go down to 1x1 (its spec numbers them from there).
+  job.min_size = layout == Layout::kDzi ? 1 : out.min_size;
   job.memory = ctx.memory;
   job.scratch_near = out.path;
   job.backend = ctx.backend;
@@ -102,12 +109,16 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   const auto sizes = plan_pyramid_levels(src, job.min_size);
   const RawTileFormat* raw = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;
   WriteResult r;
-  r.passthrough = out.allow_passthrough && can_pass_through(raw, enc, out.subsampling_given);
+  r.passthrough = out.allow_passthrough && is_tiff_layout(layout) && can_pass_through(raw, enc, out.subsampling_given);
   job.passthrough = r.passthrough;
   SinkRequest req;
   req.path = out.path;
+  req.layout = layout;
   req.encode = enc;
-  const RawTileFormat ours = tiff_format_for(enc);
+  req.layout_tile = out.layout_tile;
+  req.overlap = out.overlap;
+  req.channel_names = info.channel_names;
+  const RawTileFormat ours = is_tiff_layout(layout) ? tiff_format_for(enc) : RawTileFormat{};
   for (size_t l = 0; l < sizes.size(); ++l)
     req.levels.push_back({sizes[l].first, sizes[l].second, l == 0 && r.passthrough ? *raw : ours});
   // The sink's tile index lives for the whole run: checked before it is

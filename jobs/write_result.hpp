@@ -17,6 +17,9 @@ namespace tw {
 
 struct OutputSpec {
   std::string path;
+  std::string format;          // --format: tiff, ome-tiff, dzi, zarr; empty: by the path's name
+  int64_t layout_tile = 0;     // --tile as given: Deep Zoom's tile size (any), TIFF's (multiple of 16); 0: default
+  int overlap = 1;             // --overlap: Deep Zoom tiles' shared border
   std::string description;     // ImageDescription of level 0
   std::optional<Codec> codec;  // none: JPEG for 8-bit gray or RGB (unless lossless), else deflate
   bool lossless = false;       // results of ops: deflate unless a codec is given
@@ -41,8 +44,8 @@ struct WriteResult {
 };
 
 // The encoder's settings for an image of `fmt` written as `out` says;
-// InputError when the codec cannot store it (JPEG of float32), so a run can
-// be refused before any work.
+// InputError when the codec or layout cannot store it (JPEG of float32), so
+// a run can be refused before any work. `tile` is the pass's tile.
 EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t tile);
 
 WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx);

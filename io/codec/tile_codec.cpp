@@ -128,6 +128,10 @@ void EncodeSettings::validate() const {
   if (codec == Codec::kZstd && level != -1 && (level < 1 || level > 22))
     throw InputError("zstd level " + std::to_string(level) + " is out of range 1..22");
   if (codec == Codec::kOther) throw InputError("cannot write that compression");
+  if (codec == Codec::kPng)
+    throw InputError(
+        "PNG compresses Deep Zoom tiles (OUT.dzi) and PNG images, not TIFF tiles "
+        "(use --compression deflate, zstd, lzw or jpeg)");
   if (fmt.type == SampleType::kI32) throw InputError(std::string("cannot write ") + sample_name(fmt.type) + " samples");
 }
 
@@ -155,6 +159,7 @@ std::unique_ptr<TileEncoder> make_encoder(const EncodeSettings& s) {
     case Codec::kLzw:
       return std::make_unique<LzwTileEncoder>(s.predictor);
     case Codec::kOther:
+    case Codec::kPng:
       break;
   }
   throw InternalError("make_encoder: unknown codec");
@@ -194,6 +199,7 @@ RawTileFormat tiff_format_for(const EncodeSettings& s) {
       break;
     }
     case Codec::kOther:
+    case Codec::kPng:
       break;
   }
   const bool lossless = s.codec == Codec::kLzw || s.codec == Codec::kDeflate || s.codec == Codec::kZstd;

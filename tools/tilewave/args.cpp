@@ -119,7 +119,9 @@ std::string Args::options_help() const {
 
 std::vector<OptionSpec> common_option_specs() {
   return {
-      {"tile", "N", "tile size in pixels, a multiple of 16 (default 256)"},
+      {"tile", "N",
+       "tile size in pixels, a multiple of 16 (default 256); for Deep Zoom outputs any size, "
+       "default 254"},
       {"memory", "SIZE", "memory budget for pixel data, e.g. 512M, 4G (default 1G)"},
       {"threads", "N", "worker threads (default: all cores)"},
       {"device", "DEV", "auto (default: CUDA when a GPU is present), cpu, cuda or cuda:N"},
@@ -131,9 +133,18 @@ std::vector<OptionSpec> common_option_specs() {
 
 CommonOptions parse_common(const Args& a, bool defer_device) {
   CommonOptions o;
-  o.tile = a.integer("tile", 256, 16, 16384);
-  if (o.tile % 16 != 0)
-    throw UsageError("--tile " + std::to_string(o.tile) + " is not a multiple of 16 (TIFF requires it)");
+  // The pass's tile. Any size is a Deep Zoom output's tile (its sink
+  // re-tiles the pass's tiles, and the pass keeps 256); anything else
+  // needs a multiple of 16.
+  o.tile = a.integer("tile", 256, 1, 16384);
+  bool dzi = a.has("format") && a.str("format") == "dzi";
+  for (const std::string& p : a.positional()) dzi = dzi || (p.size() > 4 && p.compare(p.size() - 4, 4, ".dzi") == 0);
+  if (o.tile % 16 != 0 || o.tile < 16) {
+    if (!dzi)
+      throw UsageError("--tile " + std::to_string(o.tile) +
+                       " is not a multiple of 16 (TIFF requires it; Deep Zoom outputs take any size)");
+    o.tile = 256;
+  }
   o.memory = a.bytes("memory", o.memory);
   // Free heap pages go back to the system once the process nears its budget
   // (engine/memory.hpp): the pipeline's stores fill amid other buffers.

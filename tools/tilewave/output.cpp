@@ -13,6 +13,7 @@
 #include "engine/memory.hpp"
 #include "engine/output_file.hpp"
 #include "engine/trace.hpp"
+#include "io/open_sink.hpp"
 #include "jobs/write_result.hpp"
 
 namespace tw::cli {
@@ -27,7 +28,9 @@ std::vector<OptionSpec> output_option_specs() {
       {"subsampling", "S", "JPEG chroma subsampling 420 or 444 (default 420, at any quality)"},
       {"level", "N", "deflate (1..12) or zstd (1..22) effort"},
       {"no-predictor", "", "no predictor for deflate/zstd/lzw"},
-      {"min-size", "N", "pyramid levels until both sides are <= N pixels (default 256)"},
+      {"min-size", "N", "pyramid levels until both sides are <= N pixels (default 256; Deep Zoom: 1)"},
+      {"format", "F", "tiff, ome-tiff, dzi or zarr (default: by OUTPUT's name: .ome.tif, .dzi, .zarr, else tiff)"},
+      {"overlap", "N", "Deep Zoom: pixels each tile shares with its neighbours (default 1)"},
       {"gpu-jpeg", "M",
        "auto, on or off: with --device cuda, decode passed-through JPEG tiles partly on the GPU "
        "(nvJPEG); auto does so when few CPU threads are available"},
@@ -45,6 +48,10 @@ void check_paths(const std::string& output, const CommonOptions& common, const s
 OutputSpec output_spec(const OutputRequest& req, const Args& a) {
   OutputSpec out;
   out.path = req.output;
+  out.format = a.str("format");
+  if (!out.format.empty()) layout_for(out.path, out.format);  // a bad name is a usage error, now
+  out.layout_tile = a.integer("tile", 0, 1, 16384);
+  out.overlap = static_cast<int>(a.integer("overlap", 1, 0, 1024));
   out.description = req.description;
   if (a.has("compression")) out.codec = parse_codec(a.str("compression"));
   out.lossless = req.lossless_default;

@@ -11,6 +11,7 @@
 
 #include "engine/error.hpp"
 #include "engine/ops/clones.hpp"
+#include "kernels/reconstruct/binary_tile.hpp"
 #include "kernels/reconstruct/reconstruct.hpp"
 
 namespace tw {
@@ -69,6 +70,15 @@ class Rule : public TilePropagator {
   }
 
   bool propagate(const ImageView& jv, const ImageView& iv, const Rect& core) const override {
+    // Binary tiles (0 and the maximum only) go on bit rows; a tile that
+    // outlasts their passes finishes here, from where they left it.
+    bool bits_changed = false;
+    if (propagate_binary_tile<T>(jv, iv, core, kDilate, kEight, bits_changed)) return bits_changed;
+    return propagate_bytes(jv, iv, core) || bits_changed;
+  }
+
+ private:
+  bool propagate_bytes(const ImageView& jv, const ImageView& iv, const Rect& core) const {
     const int64_t w = core.w, h = core.h;
     // Row pointers into the halo buffer (rows -1 .. h, pointing at column 0
     // of the core, so index -1 and w are the halo) and into the mask.
@@ -174,7 +184,6 @@ class Rule : public TilePropagator {
     return changed;
   }
 
- private:
   // FIFO propagation, inside the core only: each queued pixel grows its
   // neighbours, which are queued in turn. Returns whether anything changed.
   template <class RowFn>

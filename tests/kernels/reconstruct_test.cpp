@@ -5,6 +5,7 @@
 // forth), and out of core.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "engine/memory_source.hpp"
@@ -195,6 +196,79 @@ TEST(Reconstruct, WorstCasesSmall) {
         "")
         << w << "x" << h;
   }
+}
+
+// Binary tiles (0 and the type's maximum only) take the bit-row path
+// (kernels/reconstruct/binary_tile.cpp): random masks of every density,
+// tiles whose rows end on either side of a 64-bit word, both methods and
+// connectivities, 8- and 16-bit, against the definition.
+template <class T>
+Image random_binary(PixelFormat fmt, int64_t w, int64_t h, int density_pct, uint64_t seed) {
+  Image a(fmt, Rect(0, 0, w, h));
+  std::mt19937_64 rng(seed);
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x)
+      a.ptr<T>(x, y)[0] = static_cast<int>(rng() % 100) < density_pct ? std::numeric_limits<T>::max() : T{0};
+  return a;
+}
+
+template <class T>
+void check_binary(PixelFormat fmt) {
+  constexpr T kMax = std::numeric_limits<T>::max();
+  const int64_t W = 211, H = 133;
+  for (ReconstructMethod m : {ReconstructMethod::kDilation, ReconstructMethod::kErosion})
+    for (int conn : {4, 8})
+      for (int density : {45, 60, 75}) {
+        const bool dil = m == ReconstructMethod::kDilation;
+        const ReconstructParams p{m, conn};
+        const uint64_t seed = static_cast<uint64_t>(density * 10 + conn) + (dil ? 0 : 5);
+        Image mask = random_binary<T>(fmt, W, H, dil ? density : 100 - density, seed);
+        // Marker: a few pixels of the spreading value where the mask allows it.
+        Image marker = copy_of(mask);
+        std::mt19937_64 rng(seed + 1);
+        for (int64_t y = 0; y < H; ++y)
+          for (int64_t x = 0; x < W; ++x) {
+            T& v = marker.ptr<T>(x, y)[0];
+            if (rng() % 400 != 0) v = dil ? T{0} : kMax;
+          }
+        const Image want = naive<T>(marker, mask, p);
+        for (int64_t tile : {16, 62, 63, 64, 65, 67, 126, 128, 130, 256}) {
+          const Image got = run_tiled(marker, mask, p, tile, size_t{64} << 20);
+          EXPECT_EQ(test::diff_images(got.view(), want.view()), "")
+              << fmt.str() << (dil ? " dilation" : " erosion") << " conn " << conn << " density " << density << " tile "
+              << tile;
+        }
+      }
+}
+
+TEST(ReconstructBinary, MatchesDefinition8Bit) {
+  check_binary<uint8_t>(kGray8);
+}
+TEST(ReconstructBinary, MatchesDefinition16Bit) {
+  check_binary<uint16_t>(kGray16);
+}
+
+// A serpentine corridor of columns, up one and down the next, within one
+// tile needs a raster and an anti-raster pass for every two columns: more
+// than the bit rows' passes allow (67 columns), so the byte rule finishes
+// from where they stopped. Spreading the maximum keeps the tile binary.
+TEST(ReconstructBinary, SerpentineOutlastsThePasses) {
+  const int64_t W = 403, H = 301;
+  const Image rows = test::serpentine_maze(H, W);
+  Image mask(kGray8, Rect(0, 0, W, H));
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x = 0; x < W; ++x) mask.ptr<uint8_t>(x, y)[0] = rows.ptr<uint8_t>(y, x)[0];
+  for (int conn : {4, 8})
+    for (int64_t tile : {32, 512}) {
+      Image seed(kGray8, mask.rect());
+      seed.fill_zero();
+      seed.ptr<uint8_t>(1, 1)[0] = 255;
+      Image bin = copy_of(mask);
+      for (int64_t y = 0; y < H; ++y)
+        for (int64_t x = 0; x < W; ++x) bin.ptr<uint8_t>(x, y)[0] = mask.ptr<uint8_t>(x, y)[0] ? 255 : 0;
+      const Image got = run_tiled(seed, bin, {ReconstructMethod::kDilation, conn}, tile, size_t{64} << 20);
+      EXPECT_EQ(test::diff_images(got.view(), bin.view()), "") << "conn " << conn << " tile " << tile;
+    }
 }
 
 // The GPU's binary rule packs tiles into bit planes on the host and writes

@@ -16,5 +16,6 @@ $sudo apt-get install -y -qq --no-install-recommends \
   python3 python3-numpy python3-scipy python3-skimage python3-tifffile python3-openslide \
   openslide-tools libvips-tools time libinsighttoolkit5-dev python3-opencv \
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14 python3-pil \
+  libopenmpi-dev openmpi-bin \
   >/dev/null
 echo "tilewave: dependencies installed"

@@ -18,5 +18,6 @@ int cmd_family(const std::string& family, int argc, char** argv);
 int cmd_ops(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_nuclei(int argc, char** argv);
+int cmd_batch(int argc, char** argv);  // tools/tilewave/cmd_batch.cpp
 
 }  // namespace tw::cli

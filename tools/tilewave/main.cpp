@@ -32,7 +32,9 @@ std::string usage() {
       "  run INPUT OUT STEP...       a chain of the ops below in one streaming pass\n"
       "                              (each STEP one argument: 'filter gaussian --sigma 2')\n"
       "  nuclei SLIDE OUTDIR         segment a slide's nuclei: labels, CSV and GeoJSON\n"
-      "                              features, an overlay (docs/nuclei.md)\n";
+      "                              features, an overlay (docs/nuclei.md)\n"
+      "  batch LIST OUTDIR [STEPS]   every slide of a list as pyramid or run would write it;\n"
+      "                              under mpirun over the ranks (docs/batch.md)\n";
   // Families (`filter OP`, `math OP`): one line each, naming their ops.
   std::vector<std::pair<std::string, std::string>> families;
   for (const auto& op : tw::op_registry().all()) {
@@ -92,6 +94,7 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "ops") return cmd_ops(argc, argv);
     if (cmd == "run") return cmd_run(argc, argv);
     if (cmd == "nuclei") return cmd_nuclei(argc, argv);
+    if (cmd == "batch") return cmd_batch(argc, argv);
     if (const tw::OpDef* op = tw::op_registry().find_command({cmd})) return run_op_command(*op, argc, argv, 2);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");
   } catch (const tw::ParamError& e) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -34,9 +35,41 @@ constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGTRAP, 
 constexpr int kNumSignals = sizeof kSignals / sizeof kSignals[0];
 struct sigaction g_previous[kNumSignals];
 
+// A temporary folder (engine/output_folder.hpp) and what it holds, with
+// only async-signal-safe calls: no allocation, no stdio, no opendir.
+void remove_tree_in_handler(int parent, const char* name, int depth) {
+  const int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    alignas(8) char buf[4096];
+    // Removing entries while reading may make the listing skip some: read
+    // it again from the start, a bounded number of times (an entry that
+    // cannot be removed must not make the handler loop).
+    for (int pass = 0; pass < 3; ++pass, lseek(fd, 0, SEEK_SET)) {
+      for (;;) {
+        const long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0) break;
+        for (long off = 0; off < n;) {
+          const auto* e = reinterpret_cast<const dirent64*>(buf + off);
+          off += e->d_reclen;
+          const char* s = e->d_name;
+          if (s[0] == '.' && (s[1] == 0 || (s[1] == '.' && s[2] == 0))) continue;
+          // d_type may be DT_UNKNOWN: then unlinkat tells a folder by EISDIR.
+          const bool dir = e->d_type == DT_DIR || (unlinkat(fd, s, 0) != 0 && errno == EISDIR);
+          if (dir && depth < 16) remove_tree_in_handler(fd, s, depth + 1);
+        }
+      }
+    }
+    close(fd);
+  }
+  unlinkat(parent, name, AT_REMOVEDIR);
+}
+
 void on_signal(int sig, siginfo_t* info, void* ctx) {
+  const int saved_errno = errno;
   for (int i = 0; i < kMaxTemps; ++i)
-    if (g_armed[i].load()) unlink(g_temps[i]);
+    if (g_armed[i].load() && unlink(g_temps[i]) != 0 && errno == EISDIR)
+      remove_tree_in_handler(AT_FDCWD, g_temps[i], 0);
+  errno = saved_errno;
   for (int k = 0; k < kNumSignals; ++k) {
     if (kSignals[k] != sig) continue;
     const struct sigaction& prev = g_previous[k];
@@ -147,6 +180,22 @@ std::string not_replaceable(const std::string& path) {
 }
 
 }  // namespace
+
+std::string temporary_name(const std::string& final_path, const std::string& suffix) {
+  return unique_name(dir_of(final_path), base_of(final_path), suffix);
+}
+
+long temporary_owner(const std::string& name) {
+  return temp_owner(name);
+}
+
+int remove_on_signal(const std::string& path) {
+  return register_temp(path);
+}
+
+void keep_on_signal(int slot) {
+  unregister_temp(slot);
+}
 
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {

@@ -74,4 +74,16 @@ void write_small_file(const std::string& path, const std::string& content);
 // whose process has died (not locked, PID gone). Returns how many.
 int remove_stale_temporaries(const std::string& folder);
 
+// The naming scheme above, for other outputs that need temporaries (the
+// folders of engine/output_folder.hpp): a new name beside final_path ending
+// in `suffix`, and the owner's PID in such a name (-1: not one of ours).
+std::string temporary_name(const std::string& final_path, const std::string& suffix);
+long temporary_owner(const std::string& name);
+// Removes `path` (a file, or a folder and all it holds) if the process is
+// interrupted or dies of a fatal signal, as OutputFile's temporaries are;
+// returns a slot for keep_on_signal (-1: no room, the path is then left
+// for a later run's clean-up).
+int remove_on_signal(const std::string& path);
+void keep_on_signal(int slot);
+
 }  // namespace tw

@@ -11,7 +11,13 @@ namespace tw {
 namespace {
 std::atomic<bool> g_single_line{false};
 std::atomic<bool> g_line_open{false};
+// Set only between jobs (set_observer's contract), read by every advance().
+Progress::Observer g_observer;
 }  // namespace
+
+void Progress::set_observer(Observer f) {
+  g_observer = std::move(f);
+}
 
 void Progress::set_single_line(bool on) {
   g_single_line = on;
@@ -50,7 +56,8 @@ Progress::~Progress() {
 }
 
 void Progress::advance(int64_t units) {
-  done_ += units;
+  const int64_t done = done_ += units;
+  if (g_observer) g_observer(label_, done, total_);
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);

@@ -3,10 +3,20 @@
 // Silent unless stderr is a terminal (or TW_PROGRESS=1 forces it).
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 namespace tw {
+
+// A job stopped on request (the Python bindings' Ctrl-C, or their progress
+// callback raising): thrown out of Progress::advance by an observer, it
+// leaves the pass like any error, so no output reaches its final path.
+class Cancelled : public std::runtime_error {
+ public:
+  Cancelled() : std::runtime_error("interrupted") {}
+};
 
 class Progress {
  public:
@@ -21,6 +31,13 @@ class Progress {
   static void end_line();
   // Shows `text` on the line now (a phase with no units to count).
   static void show(const std::string& text);
+  // One observer of every Progress of the process, for front ends that show
+  // progress their own way and may stop the job (the Python bindings):
+  // called from advance(), on whichever thread runs it, with the label and
+  // units done of the total. It may throw (Cancelled) to stop the job. Set
+  // it (or clear it with nullptr) only while no job runs.
+  using Observer = std::function<void(const std::string& label, int64_t done, int64_t total)>;
+  static void set_observer(Observer f);
 
  private:
   void print(bool final);

@@ -41,6 +41,10 @@ struct SourceInfo {
   // One name per channel where the file gives them (OME-XML's Channel
   // Name); empty otherwise. Written into outputs that have room for them.
   std::vector<std::string> channel_names;
+  // Whether 3 or 4 channels are an RGB(A) colour image; false for separate
+  // channels (a MinIsBlack TIFF, OME planes): those are never written as RGB
+  // or as YCbCr JPEG.
+  bool color = true;
 };
 
 // Facet of a source whose levels are stored as compressed tiles: they can be

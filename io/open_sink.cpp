@@ -1,7 +1,10 @@
 #include "io/open_sink.hpp"
 
 #include "engine/error.hpp"
+#include "io/dzi/dzi_sink.hpp"
+#include "io/tiff/ome_tiff_sink.hpp"
 #include "io/tiff/tiff_pyramid_sink.hpp"
+#include "io/zarr/zarr_sink.hpp"
 
 namespace tw {
 namespace {
@@ -26,6 +29,7 @@ Layout layout_for(const std::string& path, const std::string& forced) {
   if (ends_with(path, ".ome.tif") || ends_with(path, ".ome.tiff") || ends_with(path, ".ome.btf"))
     return Layout::kOmeTiff;
   if (ends_with(path, ".dzi")) return Layout::kDzi;
+  if (ends_with(path, ".zip")) return Layout::kDzi;  // a Deep Zoom pyramid in one zip, as vips dzsave
   if (ends_with(path, ".zarr") || ends_with(path, ".zarr/")) return Layout::kZarr;
   return Layout::kTiff;
 }
@@ -45,6 +49,9 @@ const char* layout_name(Layout l) {
 }
 
 size_t sink_memory_bytes(const SinkRequest& r) {
+  if (r.layout == Layout::kDzi) return dzi_sink_memory_bytes(r);
+  if (r.layout == Layout::kZarr) return 0;  // no tile index: each chunk is a file of its own
+  if (r.layout == Layout::kOmeTiff) return OmeTiffSink::index_bytes(r.encode, r.levels);
   return PyramidTiffWriter::index_bytes(r.levels);
 }
 
@@ -53,9 +60,11 @@ std::unique_ptr<PyramidSink> open_sink(const SinkRequest& r) {
     case Layout::kTiff:
       return std::make_unique<TiffPyramidSink>(r.path, r.encode, r.levels, r.options);
     case Layout::kOmeTiff:
+      return std::make_unique<OmeTiffSink>(r.path, r.encode, r.levels, r.options, r.channel_names);
     case Layout::kDzi:
+      return make_dzi_sink(r);
     case Layout::kZarr:
-      break;
+      return std::make_unique<ZarrSink>(r);
   }
   throw InputError(std::string(layout_name(r.layout)) + " output is not available in this build yet");
 }

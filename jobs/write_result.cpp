@@ -8,6 +8,7 @@
 #include "engine/trace.hpp"
 #include "engine/warnings.hpp"
 #include "io/open_sink.hpp"
+#include "io/tiff/ome_tiff_sink.hpp"
 
 namespace tw {
 namespace {
@@ -77,13 +78,16 @@ EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t t
                      " is not a multiple of 16 (TIFF requires it; Deep Zoom outputs take any size)");
   EncodeSettings enc;
   enc.fmt = fmt;
-  const bool jpeg_ok = fmt.type == SampleType::kU8 && (fmt.channels == 1 || fmt.channels == 3);
+  const bool jpeg_ok = fmt.type == SampleType::kU8 && (fmt.channels == 1 || (fmt.channels == 3 && out.color));
   enc.codec = out.codec ? *out.codec : (jpeg_ok && !out.lossless ? Codec::kJpeg : Codec::kDeflate);
+  // OME-Zarr readers (numcodecs) have no JPEG: lossless unless asked.
+  if (layout == Layout::kZarr && !out.codec) enc.codec = Codec::kDeflate;
   enc.quality = out.quality;
   enc.subsampling = out.subsampling;
   enc.level = out.level;
   enc.predictor = out.predictor;
   enc.tile_w = enc.tile_h = tile;
+  enc.color = out.color;
   // Other layouts check their codecs when their sink is made.
   if (is_tiff_layout(layout)) enc.validate();
   return enc;
@@ -91,7 +95,9 @@ EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t t
 
 WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx) {
   const SourceInfo& info = src.info();
-  const EncodeSettings enc = encode_settings(info.fmt, out, ctx.tile);
+  OutputSpec spec = out;
+  spec.color = info.color;
+  const EncodeSettings enc = encode_settings(info.fmt, spec, ctx.tile);
   const Layout layout = layout_for(out.path, out.format);
 
   PyramidJobOptions job;
@@ -109,7 +115,10 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   const auto sizes = plan_pyramid_levels(src, job.min_size);
   const RawTileFormat* raw = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;
   WriteResult r;
-  r.passthrough = out.allow_passthrough && is_tiff_layout(layout) && can_pass_through(raw, enc, out.subsampling_given);
+  // An OME-TIFF of one plane per channel splits every tile: none is copied as stored.
+  r.passthrough = out.allow_passthrough && is_tiff_layout(layout) &&
+                  can_pass_through(raw, enc, out.subsampling_given) &&
+                  (layout != Layout::kOmeTiff || ome_tiff_planes(enc) == 1);
   job.passthrough = r.passthrough;
   SinkRequest req;
   req.path = out.path;
@@ -127,8 +136,9 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   const size_t index = sink_memory_bytes(req);
   if (index > job.memory / 4)
     throw InputError(info.path + ": its pyramid of " + std::to_string(sizes[0].first) + "x" +
-                     std::to_string(sizes[0].second) + " pixels needs " + format_bytes(index) +
-                     " for the output's tile index, more than a quarter of --memory " + format_bytes(job.memory));
+                     std::to_string(sizes[0].second) + " pixels needs " + format_bytes(index) + " for the output's " +
+                     (layout == Layout::kDzi ? "pending tiles (about 3 KiB per pixel of width)" : "tile index") +
+                     ", more than a quarter of --memory " + format_bytes(job.memory));
   job.memory -= index;
   req.options.mpp_x = info.mpp_x;
   req.options.mpp_y = info.mpp_y;

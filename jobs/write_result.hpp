@@ -20,6 +20,7 @@ struct OutputSpec {
   std::string format;          // --format: tiff, ome-tiff, dzi, zarr; empty: by the path's name
   int64_t layout_tile = 0;     // --tile as given: Deep Zoom's tile size (any), TIFF's (multiple of 16); 0: default
   int overlap = 1;             // --overlap: Deep Zoom tiles' shared border
+  bool color = true;           // 3/4 channels are RGB(A) colour (SourceInfo::color)
   std::string description;     // ImageDescription of level 0
   std::optional<Codec> codec;  // none: JPEG for 8-bit gray or RGB (unless lossless), else deflate
   bool lossless = false;       // results of ops: deflate unless a codec is given

@@ -17,5 +17,14 @@ $sudo apt-get install -y -qq --no-install-recommends \
   openslide-tools libvips-tools time libinsighttoolkit5-dev python3-opencv \
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14 python3-pil \
   libopenmpi-dev openmpi-bin \
+  libxml2-dev libxml2-utils \
+  pybind11-dev python3-dev python3-pytest \
+  python3-zarr python3-numcodecs \
+  libcpp-httplib-dev libpng-dev chromium busybox \
+  libzip-dev \
   >/dev/null
+# tilewave serve's viewer page: OpenSeadragon from the npm registry, pinned by
+# tools/viewer/package-lock.json (Debian's nodejs/npm where none is installed).
+if ! command -v npm >/dev/null; then $sudo apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null; fi
+(cd "$(dirname "$0")/viewer" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 echo "tilewave: dependencies installed"

@@ -117,9 +117,9 @@ void EncodeSettings::validate() const {
     if (fmt.type != SampleType::kU8)
       throw InputError(std::string("JPEG stores 8-bit samples only; this image has ") + sample_name(fmt.type) +
                        " samples (use --compression deflate, zstd or lzw)");
-    if (fmt.channels != 1 && fmt.channels != 3)
+    if (fmt.channels != 1 && !(fmt.channels == 3 && color))
       throw InputError("JPEG stores gray or RGB only; this image has " + std::to_string(fmt.channels) +
-                       " channels (use --compression deflate, zstd or lzw)");
+                       (color ? "" : " separate") + " channels (use --compression deflate, zstd or lzw)");
     if (quality < 1 || quality > 100)
       throw InputError("JPEG quality " + std::to_string(quality) + " is out of range 1..100");
   }
@@ -173,7 +173,11 @@ RawTileFormat tiff_format_for(const EncodeSettings& s) {
   f.sample_format = s.fmt.type == SampleType::kF32 ? 3 : 1;
   f.samples_per_pixel = s.fmt.channels;
   f.tile_w = s.tile_w, f.tile_h = s.tile_h;
-  f.photometric = s.fmt.channels >= 3 ? kPhotoRgb : kPhotoMinIsBlack;
+  // RGB(A) only for 3 or 4 colour channels: any other count written as RGB
+  // would have readers take the first three for colour and the rest for
+  // alpha. The pyramid_writer adds ExtraSamples for the samples beyond.
+  const bool rgb = s.color && (s.fmt.channels == 3 || s.fmt.channels == 4);
+  f.photometric = rgb ? kPhotoRgb : kPhotoMinIsBlack;
   switch (s.codec) {
     case Codec::kNone:
       f.tiff_compression = kTiffNone;

@@ -19,6 +19,11 @@ struct EncodeSettings {
   int level = -1;         // deflate 1..12 / zstd 1..22; -1 = codec default
   bool predictor = true;  // horizontal differencing for the lossless codecs
   PixelFormat fmt;
+  // Whether 3 or 4 channels are RGB (and a 4th its alpha), as they are by
+  // default; false for channels of their own (fluorescence, a 4-channel
+  // multiplex), stored as MinIsBlack with unspecified extra samples. Any
+  // other count of channels is always stored that way.
+  bool color = true;
   int64_t tile_w = 256, tile_h = 256;
 
   void validate() const;  // throws InputError (e.g. JPEG on 16-bit)

@@ -26,7 +26,8 @@ namespace tw {
 namespace {
 
 // TIFF field types.
-constexpr uint16_t kAscii = 2, kShort = 3, kLong = 4, kRational = 5, kUndefined = 7, kLong8 = 16;
+constexpr uint16_t kAscii = 2, kShort = 3, kLong = 4, kRational = 5, kUndefined = 7, kLong8 = 16, kIfd8 = 18;
+constexpr uint16_t kPhotoMinIsBlack = 1, kPhotoRgb = 2;
 
 struct Entry {
   uint16_t tag = 0, type = 0;
@@ -42,6 +43,7 @@ size_t type_size(uint16_t type) {
       return 4;
     case kRational:
     case kLong8:
+    case kIfd8:
       return 8;
     default:
       return 1;
@@ -73,8 +75,8 @@ Entry long1(uint16_t tag, uint32_t v) {
   return e;
 }
 
-Entry long8s(uint16_t tag, const std::vector<uint64_t>& vals) {
-  Entry e{tag, kLong8, vals.size(), {}};
+Entry long8s(uint16_t tag, const std::vector<uint64_t>& vals, uint16_t type = kLong8) {
+  Entry e{tag, type, vals.size(), {}};
   for (uint64_t v : vals) put(e.data, v);
   return e;
 }
@@ -100,6 +102,18 @@ struct Level {
   std::vector<bool> written;
 };
 
+// ExtraSamples (tag 338) for samples beyond the photometric's colour ones:
+// RGB + 1 is RGBA with unassociated alpha (as before); the samples of a
+// MinIsBlack image of N channels are channels of their own (0, unspecified),
+// so readers hand them back as they are rather than as gray + alpha.
+std::vector<uint16_t> extra_samples(const RawTileFormat& f) {
+  const int colour = f.photometric == kPhotoMinIsBlack ? 1 : 3;
+  const int extra = f.samples_per_pixel - colour;
+  if (extra <= 0) return {};
+  if (f.photometric == kPhotoRgb && extra == 1) return {2};
+  return std::vector<uint16_t>(static_cast<size_t>(extra), 0);
+}
+
 }  // namespace
 
 struct PyramidTiffWriter::Impl {
@@ -110,7 +124,7 @@ struct PyramidTiffWriter::Impl {
   int fd = -1;
   uint64_t end = 16;  // after the BigTIFF header
   uint64_t bytes = 0;
-  std::vector<Level> state;
+  std::vector<std::vector<Level>> state;  // [plane][level]
   // Associated images are compressed when they are added (possibly on
   // another thread, while tiles stream in) and appended at finish().
   struct Assoc {
@@ -160,10 +174,10 @@ struct PyramidTiffWriter::Impl {
     e.push_back(shorts(296, {3}));  // centimetre
   }
 
-  std::vector<Entry> level_entries(int l) const {
+  std::vector<Entry> level_entries(int plane, int l) const {
     const PyramidLevelSpec& s = levels[l];
     const RawTileFormat& f = s.format;
-    const Level& st = state[l];
+    const Level& st = state[plane][l];
     const uint16_t spp = static_cast<uint16_t>(f.samples_per_pixel);
     std::vector<Entry> e;
     e.push_back(long1(254, l > 0 ? 1u : 0u));  // NewSubfileType: reduced resolution
@@ -172,7 +186,7 @@ struct PyramidTiffWriter::Impl {
     e.push_back(shorts(258, static_cast<uint16_t>(f.bits_per_sample), spp));
     e.push_back(shorts(259, {f.tiff_compression}));
     e.push_back(shorts(262, {f.photometric}));
-    if (l == 0 && !opt.description.empty()) e.push_back(ascii(270, opt.description));
+    if (plane == 0 && l == 0 && !opt.description.empty()) e.push_back(ascii(270, opt.description));
     e.push_back(shorts(277, {spp}));
     e.push_back(shorts(284, {1}));  // contiguous samples
     resolution_tags(e, std::ldexp(1.0, l));
@@ -182,8 +196,13 @@ struct PyramidTiffWriter::Impl {
     e.push_back(long1(323, static_cast<uint32_t>(f.tile_h)));
     e.push_back(long8s(324, st.offsets));
     e.push_back(long8s(325, st.counts));
-    if (spp == 2 || spp == 4) e.push_back(shorts(338, {2}));  // unassociated alpha
-    e.push_back(shorts(339, f.sample_format, spp));           // unsigned integers or floats
+    const std::vector<uint16_t> extra = extra_samples(f);
+    if (!extra.empty()) {
+      Entry x{338, kShort, extra.size(), {}};
+      for (uint16_t v : extra) put(x.data, v);
+      e.push_back(x);
+    }
+    e.push_back(shorts(339, f.sample_format, spp));  // unsigned integers or floats
     if (f.tiff_compression == 7 && !f.jpeg_tables.empty())
       e.push_back(Entry{347, kUndefined, f.jpeg_tables.size(), f.jpeg_tables});
     if (f.photometric == 6) {
@@ -288,18 +307,20 @@ PyramidTiffWriter::PyramidTiffWriter(const std::string& final_path, PixelFormat 
                        " pixels");
     TW_ASSERT(l.format.tile_w > 0 && l.format.tile_h > 0 && l.format.tile_w % 16 == 0 && l.format.tile_h % 16 == 0);
   }
+  TW_ASSERT(im.opt.planes >= 1 && (im.opt.planes == 1 || im.opt.layout == TiffLevelLayout::kSubIfds));
   im.fd = im.out.fd();
   // BigTIFF header, little-endian; the first IFD's offset is patched in finish().
   std::vector<uint8_t> h = {'I', 'I', 43, 0, 8, 0, 0, 0};
   put(h, uint64_t{0});
   if (::pwrite(im.fd, h.data(), h.size(), 0) != static_cast<ssize_t>(h.size())) im.fail(std::strerror(errno));
-  im.state.resize(im.levels.size());
-  for (size_t l = 0; l < im.levels.size(); ++l) {
-    const size_t n = static_cast<size_t>(im.tile_count(static_cast<int>(l)));
-    im.state[l].offsets.assign(n, 0);
-    im.state[l].counts.assign(n, 0);
-    im.state[l].written.assign(n, false);
-  }
+  im.state.assign(static_cast<size_t>(im.opt.planes), std::vector<Level>(im.levels.size()));
+  for (auto& plane : im.state)
+    for (size_t l = 0; l < im.levels.size(); ++l) {
+      const size_t n = static_cast<size_t>(im.tile_count(static_cast<int>(l)));
+      plane[l].offsets.assign(n, 0);
+      plane[l].counts.assign(n, 0);
+      plane[l].written.assign(n, false);
+    }
 }
 
 PyramidTiffWriter::~PyramidTiffWriter() = default;
@@ -311,20 +332,21 @@ const std::string& PyramidTiffWriter::temp_path() const {
   return impl_->out.temp_path();
 }
 
-size_t PyramidTiffWriter::index_bytes(const std::vector<PyramidLevelSpec>& levels) {
+size_t PyramidTiffWriter::index_bytes(const std::vector<PyramidLevelSpec>& levels, int planes) {
   double tiles = 0;
   for (const auto& l : levels)
     tiles += std::ceil(double(l.width) / double(std::max<int64_t>(1, l.format.tile_w))) *
              std::ceil(double(l.height) / double(std::max<int64_t>(1, l.format.tile_h)));
-  return static_cast<size_t>(std::min(tiles * 17.0, 1e18));
+  return static_cast<size_t>(std::min(tiles * 17.0 * std::max(1, planes), 1e18));
 }
 
-void PyramidTiffWriter::write_tile(int level, int64_t tx, int64_t ty, const uint8_t* data, size_t n) {
+void PyramidTiffWriter::write_tile(int plane, int level, int64_t tx, int64_t ty, const uint8_t* data, size_t n) {
   auto& im = *impl_;
   TW_ASSERT(level >= 0 && level < static_cast<int>(im.levels.size()) && !im.finished);
+  TW_ASSERT(plane >= 0 && plane < im.opt.planes);
   const int64_t index = ty * im.tiles_across(level) + tx;
   TW_ASSERT(tx >= 0 && ty >= 0 && tx < im.tiles_across(level) && index < im.tile_count(level));
-  Level& st = im.state[level];
+  Level& st = im.state[static_cast<size_t>(plane)][static_cast<size_t>(level)];
   TW_ASSERT(!st.written[static_cast<size_t>(index)]);
   st.offsets[static_cast<size_t>(index)] = im.append(data, n);
   st.counts[static_cast<size_t>(index)] = n;
@@ -339,21 +361,48 @@ void PyramidTiffWriter::add_associated(const std::string& name, const Image& img
   impl_->assoc.push_back(std::move(a));
 }
 
+std::vector<StoredAssociated> PyramidTiffWriter::associated() const {
+  std::lock_guard<std::mutex> l(impl_->assoc_mu);
+  std::vector<StoredAssociated> r;
+  for (const auto& a : impl_->assoc) r.push_back({a.name, a.width, a.height, a.channels});
+  return r;
+}
+
+void PyramidTiffWriter::set_description(std::string description) {
+  TW_ASSERT(!impl_->finished);
+  impl_->opt.description = std::move(description);
+}
+
 void PyramidTiffWriter::finish() {
   auto& im = *impl_;
   TW_ASSERT(!im.finished);
-  for (size_t l = 0; l < im.levels.size(); ++l)
-    for (size_t i = 0; i < im.state[l].written.size(); ++i)
-      if (!im.state[l].written[i])
-        throw InternalError("pyramid writer: tile " + std::to_string(i) + " of level " + std::to_string(l) +
-                            " missing");
+  for (size_t p = 0; p < im.state.size(); ++p)
+    for (size_t l = 0; l < im.levels.size(); ++l)
+      for (size_t i = 0; i < im.state[p][l].written.size(); ++i)
+        if (!im.state[p][l].written[i])
+          throw InternalError("pyramid writer: tile " + std::to_string(i) + " of level " + std::to_string(l) +
+                              " of plane " + std::to_string(p) + " missing");
   uint64_t link = 8;  // where the previous "next IFD" offset lives (the header's first)
   auto chain = [&](std::vector<Entry> e) {
     const auto [start, next] = im.write_ifd(std::move(e));
     im.patch_u64(link, start);
     link = next;
   };
-  for (int l = 0; l < static_cast<int>(im.levels.size()); ++l) chain(im.level_entries(l));
+  const int nlevels = static_cast<int>(im.levels.size());
+  if (im.opt.layout == TiffLevelLayout::kChain) {
+    for (int l = 0; l < nlevels; ++l) chain(im.level_entries(0, l));
+  } else {
+    // A plane's reduced levels are written before it, so its SubIFDs tag can
+    // point at them; their own next-IFD offsets stay 0 (readers follow the
+    // SubIFDs array, as libtiff writes it).
+    for (int p = 0; p < im.opt.planes; ++p) {
+      std::vector<uint64_t> subs;
+      for (int l = 1; l < nlevels; ++l) subs.push_back(im.write_ifd(im.level_entries(p, l)).first);
+      std::vector<Entry> e = im.level_entries(p, 0);
+      if (!subs.empty()) e.push_back(long8s(330, subs, kIfd8));
+      chain(std::move(e));
+    }
+  }
   for (const auto& a : im.assoc) chain(im.assoc_entries(a));
   {
     TraceSpan span("close", 0);

@@ -26,6 +26,11 @@ Codec codec_of(uint16_t c) {
   }
 }
 
+std::string too_many(int spp) {
+  return std::to_string(spp) + " samples per pixel (at most " + std::to_string(kMaxChannels) +
+         " channels are supported)";
+}
+
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -201,12 +206,21 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
                                        : SampleType::kU8;
   switch (d.photometric) {
     case PHOTOMETRIC_MINISBLACK:
+      // Any number of channels (fluorescence, multiplex): each one a plane
+      // of its own meaning, kept as it is (docs/channels.md).
+      if (d.spp > kMaxChannels) bad(too_many(d.spp));
+      d.out_fmt = {st, d.spp};
+      break;
     case PHOTOMETRIC_MINISWHITE:
-      if (d.spp > 2) bad("gray image with " + std::to_string(d.spp) + " samples per pixel");
+      // Only the gray sample inverts; with more samples what inverts is
+      // a guess.
+      if (d.spp > 2) bad("MinIsWhite image with " + std::to_string(d.spp) + " samples per pixel");
       d.out_fmt = {st, d.spp};
       break;
     case PHOTOMETRIC_RGB:
-      if (d.spp != 3 && d.spp != 4) bad("RGB image with " + std::to_string(d.spp) + " samples per pixel");
+      // RGB and its ExtraSamples (alpha, or further channels) as channels.
+      if (d.spp < 3) bad("RGB image with " + std::to_string(d.spp) + " samples per pixel");
+      if (d.spp > kMaxChannels) bad(too_many(d.spp));
       d.out_fmt = {st, d.spp};
       break;
     case PHOTOMETRIC_YCBCR:
@@ -224,6 +238,7 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     case 0xffff:
       // No Photometric tag: guess from the samples, as most readers do.
       d.photometric = d.spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+      if (d.spp > kMaxChannels) bad(too_many(d.spp));
       d.out_fmt = {st, d.spp};
       break;
     default:
@@ -233,6 +248,7 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
     bad("32-bit MinIsWhite images are not supported (32-bit unsigned is read as labels)");
   if (d.compression == COMPRESSION_JPEG) {
     if (d.bits != 8) bad("JPEG with " + std::to_string(d.bits) + "-bit samples is not supported");
+    if (d.spp != 1 && d.spp != 3) bad("JPEG with " + std::to_string(d.spp) + " samples per pixel is not supported");
     if (d.planar == PLANARCONFIG_SEPARATE) bad("planar JPEG is not supported");
     if (d.photometric == PHOTOMETRIC_MINISWHITE) bad("JPEG with MinIsWhite is not supported");
     d.own_jpeg = true;

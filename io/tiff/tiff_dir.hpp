@@ -18,6 +18,9 @@ namespace tw {
 // stored as one strip must not be decoded into memory at once).
 constexpr size_t kBigStripBytes = size_t{32} << 20;
 
+// The most channels an image may have (multiplex slides have up to ~60).
+constexpr int kMaxChannels = 64;
+
 // The most bytes n compressed bytes of a codec can decode to (each codec's
 // best case: deflate 1032:1, LZW codes of at most 4096 bytes, a zstd RLE
 // block, two bits per JPEG block, ...), with slack for headers. A chunk whose

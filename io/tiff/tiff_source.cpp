@@ -17,6 +17,7 @@
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
 #include "io/codec/jpeg_codec.hpp"
+#include "io/tiff/ome_xml_reader.hpp"
 #include "io/tiff/tiff_dir.hpp"
 #include "io/tiff/tiff_error.hpp"
 
@@ -82,12 +83,16 @@ struct TiffSource::Impl {
   int fd = -1;
   uint64_t file_size = 0;
   std::vector<Dir> levels;
+  // OME-TIFF channels stored one IFD per channel: every level's IFD of each
+  // channel plane (plane 0 is levels[l]); empty where a level is one IFD.
+  std::vector<std::vector<Dir>> plane_dirs;
+  PixelFormat fmt;  // what a read yields: all planes' samples interleaved
   std::vector<Dir> assoc;
   std::vector<std::string> assoc_names;
 
   // libtiff handles are not thread-safe: a pool, one handle per reader.
   std::mutex pool_mu;
-  std::vector<std::pair<TIFF*, int>> pool;  // handle, level it is set to (-1 none)
+  std::vector<std::pair<TIFF*, int>> pool;  // handle, dir_key it is set to (-1 none)
   std::mutex scan_mu;                       // row-by-row reads of big strips share one handle
   ChunkCache cache;
   mutable ByteBudget decode_budget{kDefaultDecodeBudget};
@@ -105,8 +110,7 @@ struct TiffSource::Impl {
 
   // Refuses a chunk whose compressed bytes cannot hold the pixels its
   // header declares (see max_decoded_bytes).
-  void check_plausible(int level, int64_t ci, uint64_t decoded) const {
-    const Dir& d = levels[level];
+  void check_plausible(const Dir& d, int level, int64_t ci, uint64_t decoded) const {
     const uint64_t n = d.counts[ci];
     if (decoded > max_decoded_bytes(d.compression, n))
       throw InputError("damaged TIFF: " + chunk_name(level, d, ci) + " holds " + std::to_string(n) + " bytes of " +
@@ -115,6 +119,17 @@ struct TiffSource::Impl {
   }
 
   void classify(const std::vector<Dir>& dirs, const std::vector<Dir>& sub_dirs, bool aperio);
+  std::vector<size_t> read_ome(std::vector<Dir>& dirs, std::vector<std::string>& names);
+  void add_planes(TIFF* t, const std::vector<Dir>& channel_dirs, const std::vector<std::vector<uint64_t>>& subifds,
+                  const std::vector<size_t>& ifds);
+  void check_within_file(const Dir& d, int level) const;
+
+  int planes(int level) const {
+    return plane_dirs.empty() || plane_dirs[level].empty() ? 1 : static_cast<int>(plane_dirs[level].size());
+  }
+  const Dir& dir(int level, int plane) const { return plane == 0 ? levels[level] : plane_dirs[level][plane]; }
+  // A pool handle's directory: a level and a plane of it.
+  static int dir_key(int level, int plane) { return level * (kMaxChannels + 1) + plane; }
 
   ~Impl() {
     for (auto& h : pool) TIFFClose(h.first);
@@ -151,14 +166,15 @@ struct TiffSource::Impl {
     int level_ = -1;
   };
 
-  Lease lease(int level) {
+  Lease lease(int level, int plane) {
+    const int key = dir_key(level, plane);
     TIFF* t = nullptr;
     int cur = -1;
     {
       std::lock_guard<std::mutex> l(pool_mu);
       for (size_t i = 0; i < pool.size(); ++i)
-        if (pool[i].second == level) {
-          t = pool[i].first, cur = level;
+        if (pool[i].second == key) {
+          t = pool[i].first, cur = key;
           pool.erase(pool.begin() + static_cast<long>(i));
           break;
         }
@@ -169,8 +185,8 @@ struct TiffSource::Impl {
     }
     if (!t) t = open_handle();
     Lease ls(this, t);
-    if (cur != level) set_dir(t, levels[level]);
-    ls.set_level(level);
+    if (cur != key) set_dir(t, dir(level, plane));
+    ls.set_level(key);
     return ls;
   }
 
@@ -186,8 +202,7 @@ struct TiffSource::Impl {
            " of " + path;
   }
 
-  std::vector<uint8_t> read_raw(int level, int64_t ci) const {
-    const Dir& d = levels[level];
+  std::vector<uint8_t> read_raw(const Dir& d, int level, int64_t ci) const {
     const uint64_t off = d.offsets[ci], n = d.counts[ci];
     std::vector<uint8_t> buf(n);
     size_t got = 0;
@@ -238,9 +253,8 @@ struct TiffSource::Impl {
 
   // The stream must be no larger than the stored tile (strip: its rows), so
   // a header claiming more cannot size libjpeg's buffers.
-  void decode_jpeg(int level, int64_t ci, const uint8_t* data, size_t n, const Rect& chunk,
+  void decode_jpeg(const Dir& d, int level, int64_t ci, const uint8_t* data, size_t n, const Rect& chunk,
                    const ImageView& dst) const {
-    const Dir& d = levels[level];
     JpegDecoder& dec = thread_jpeg_decoder();
     const Rect o = chunk.intersect(dst.rect);
     if (o.empty()) return;
@@ -280,7 +294,29 @@ struct TiffSource::Impl {
   }
 
   void decode_chunk(int level, int64_t cx, int64_t cy, const ImageView& dst) {
-    const Dir& d = levels[level];
+    if (planes(level) == 1) return decode_plane(level, 0, cx, cy, dst);
+    // Channels one IFD each (OME-TIFF): each plane's chunk is decoded
+    // alone and its samples put in their place among all the channels.
+    // The chunks of one position share their grid (checked on opening).
+    const Rect o = levels[level].chunk_rect(cx, cy).intersect(dst.rect);
+    if (o.empty()) return;
+    const PixelFormat pf = levels[level].out_fmt;
+    Image tmp(pf, o);
+    const size_t pb = pf.bytes_per_pixel(), db = dst.fmt.bytes_per_pixel();
+    for (int p = 0; p < planes(level); ++p) {
+      decode_plane(level, p, cx, cy, tmp.view());
+      for (int64_t y = o.y; y < o.y1(); ++y) {
+        const uint8_t* in = tmp.view().ptr_bytes(o.x, y);
+        uint8_t* out = dst.ptr_bytes(o.x, y) + static_cast<size_t>(p) * pb;
+        for (int64_t x = 0; x < o.w; ++x)
+          std::memcpy(out + static_cast<size_t>(x) * db, in + static_cast<size_t>(x) * pb, pb);
+      }
+    }
+  }
+
+  // Plane `plane` of chunk (cx, cy) into dst (of that plane's format).
+  void decode_plane(int level, int plane, int64_t cx, int64_t cy, const ImageView& dst) {
+    const Dir& d = dir(level, plane);
     const int64_t ci = cy * d.across() + cx;
     const Rect chunk = d.chunk_rect(cx, cy);
     if (d.counts[ci] == 0) {
@@ -294,18 +330,20 @@ struct TiffSource::Impl {
     const int64_t full_w = d.tiled ? d.chunk_w : chunk.w;
     const size_t size = static_cast<size_t>(full_w) * d.plane_bytes_per_pixel() * static_cast<size_t>(full_h);
     if (d.own_jpeg) {
-      check_plausible(level, ci, static_cast<uint64_t>(full_w) * full_h * dst.fmt.bytes_per_pixel());
+      check_plausible(d, level, ci, static_cast<uint64_t>(full_w) * full_h * dst.fmt.bytes_per_pixel());
       const auto hold = reserve(d.unit_bytes, level, ci);
-      const auto raw = read_raw(level, ci);
-      decode_jpeg(level, ci, raw.data(), raw.size(), chunk, dst);
+      const auto raw = read_raw(d, level, ci);
+      decode_jpeg(d, level, ci, raw.data(), raw.size(), chunk, dst);
       return;
     }
     if (d.row_by_row()) {
-      check_plausible(level, ci, size);
-      read_scanlines(level, chunk.intersect(dst.rect), dst);
+      check_plausible(d, level, ci, size);
+      read_scanlines(level, plane, chunk.intersect(dst.rect), dst);
       return;
     }
-    for (int p = 0; p < d.planes(); ++p) check_plausible(level, ci + p * d.per_plane(), size);
+    // PlanarConfiguration separate: every plane's chunk must be plausible
+    // before any is decoded.
+    for (int p = 0; p < d.planes(); ++p) check_plausible(d, level, ci + p * d.per_plane(), size);
     // Buffers of ordinary tiles stay with their thread; one a header made
     // large is held under the budget and freed after the decode.
     const auto hold = reserve(d.unit_bytes, level, ci);
@@ -313,7 +351,7 @@ struct TiffSource::Impl {
     std::vector<uint8_t> large;
     std::vector<uint8_t>& buf = size <= kSmallUnitBytes ? small : large;
     if (buf.size() < size) buf.resize(size);
-    Lease ls = lease(level);
+    Lease ls = lease(level, plane);
     for (int p = 0; p < d.planes(); ++p) {
       const uint32_t index = static_cast<uint32_t>(ci + p * d.per_plane());
       // libtiff may report success without writing the whole buffer (4.5's
@@ -332,11 +370,11 @@ struct TiffSource::Impl {
     }
   }
 
-  void read_scanlines(int level, const Rect& r, const ImageView& dst) {
-    const Dir& d = levels[level];
+  void read_scanlines(int level, int plane, const Rect& r, const ImageView& dst) {
+    const Dir& d = dir(level, plane);
     const auto hold = reserve(d.unit_bytes, level, r.y / d.chunk_h * d.across());
     std::lock_guard<std::mutex> l(scan_mu);
-    Lease ls = lease(level);
+    Lease ls = lease(level, plane);
     const size_t row_bytes = static_cast<size_t>(d.width) * d.plane_bytes_per_pixel();
     std::vector<uint8_t> row(row_bytes);
     for (int p = 0; p < d.planes(); ++p)
@@ -365,16 +403,30 @@ bool TiffSource::looks_like_tiff(const std::string& path) {
 
 namespace {
 
-// Every directory of the main chain, and the SubIFDs of the first.
-void read_directories(TIFF* t, const std::string& path, std::vector<Dir>& dirs, std::vector<Dir>& sub_dirs) {
-  std::vector<uint64_t> subifds;
+std::vector<Dir> read_sub_dirs(TIFF* t, const std::vector<uint64_t>& offsets) {
+  std::vector<Dir> out;
+  for (uint64_t off : offsets)
+    if (TIFFSetSubDirectory(t, off)) out.push_back(read_dir(t, 0, off));
+  return out;
+}
+
+// Same pixels and the same chunk grid: planes of one level interleave chunk
+// by chunk (TiffSource::Impl::decode_chunk).
+bool same_grid(const Dir& a, const Dir& b) {
+  return a.unsupported.empty() && b.unsupported.empty() && a.width == b.width && a.height == b.height &&
+         a.out_fmt == b.out_fmt && a.tiled == b.tiled && a.chunk_w == b.chunk_w && a.chunk_h == b.chunk_h;
+}
+
+// Every directory of the main chain, and the SubIFDs of the first; the
+// SubIFD offsets of each (OME-TIFF keeps a channel's levels there).
+void read_directories(TIFF* t, const std::string& path, std::vector<Dir>& dirs, std::vector<Dir>& sub_dirs,
+                      std::vector<std::vector<uint64_t>>& subifd_offsets) {
   do {
     dirs.push_back(read_dir(t, TIFFCurrentDirectory(t), 0));
-    if (dirs.size() == 1) {
-      uint16_t n = 0;
-      uint64_t* offs = nullptr;
-      if (TIFFGetField(t, TIFFTAG_SUBIFD, &n, &offs) && offs) subifds.assign(offs, offs + n);
-    }
+    uint16_t n = 0;
+    uint64_t* offs = nullptr;
+    subifd_offsets.emplace_back();
+    if (TIFFGetField(t, TIFFTAG_SUBIFD, &n, &offs) && offs) subifd_offsets.back().assign(offs, offs + n);
     if (dirs.size() > 4096) break;  // a loop libtiff failed to notice
     if (TIFFLastDirectory(t)) break;
     clear_tiff_error();
@@ -384,8 +436,7 @@ void read_directories(TIFF* t, const std::string& path, std::vector<Dir>& dirs, 
       throw InputError("truncated or damaged TIFF " + path + ": directory " + std::to_string(dirs.size()) +
                        " cannot be read (" + take_tiff_error() + ")");
   } while (true);
-  for (uint64_t off : subifds)
-    if (TIFFSetSubDirectory(t, off)) sub_dirs.push_back(read_dir(t, 0, off));
+  sub_dirs = read_sub_dirs(t, subifd_offsets.front());
 }
 
 }  // namespace
@@ -430,17 +481,97 @@ void TiffSource::Impl::classify(const std::vector<Dir>& dirs, const std::vector<
   if (full_size_pages > 1)
     throw UnsupportedFormat(path + " holds " + std::to_string(full_size_pages) + " full-size images (a stack, or " +
                             "channels stored one per page); only single-image files and pyramids are supported");
-  // A truncated file shows as chunks that end past the end of the file:
-  // refuse it now, before any output is written.
-  for (size_t l = 0; l < levels.size(); ++l) {
-    const Dir& d = levels[l];
-    for (size_t i = 0; i < d.offsets.size(); ++i)
-      if (d.counts[i] > 0 && (d.offsets[i] > file_size || d.counts[i] > file_size - d.offsets[i]))
-        throw InputError("truncated TIFF " + path + ": " + (d.tiled ? "tile " : "strip ") + std::to_string(i) +
-                         " of level " + std::to_string(l) + " ends at byte " +
-                         std::to_string(d.offsets[i] + d.counts[i]) + ", past the end of the file (" +
-                         std::to_string(file_size) + " bytes)");
+  for (size_t l = 0; l < levels.size(); ++l) check_within_file(levels[l], static_cast<int>(l));
+}
+
+// A truncated file shows as chunks that end past the end of the file:
+// refused on opening, before any output is written.
+void TiffSource::Impl::check_within_file(const Dir& d, int level) const {
+  for (size_t i = 0; i < d.offsets.size(); ++i)
+    if (d.counts[i] > 0 && (d.offsets[i] > file_size || d.counts[i] > file_size - d.offsets[i]))
+      throw InputError("truncated TIFF " + path + ": " + (d.tiled ? "tile " : "strip ") + std::to_string(i) +
+                       " of level " + std::to_string(level) + " ends at byte " +
+                       std::to_string(d.offsets[i] + d.counts[i]) + ", past the end of the file (" +
+                       std::to_string(file_size) + " bytes)");
+}
+
+// OME-TIFF: the OME-XML says which IFD holds which channel. Channels one
+// IFD each become one image of all their samples; their IFDs leave `dirs`
+// (they are no stack). Z stacks, time series, several images and planes in
+// other files are refused by name. Returns the channels' IFDs (main-chain
+// indices; one entry where the image is a single IFD).
+std::vector<size_t> TiffSource::Impl::read_ome(std::vector<Dir>& dirs, std::vector<std::string>& names) {
+  const Dir& d0 = dirs.front();
+  OmePixels px;
+  try {
+    px = parse_ome_xml(d0.description, path, d0.spp);
+  } catch (const InputError&) {
+    // Broken XML over one full-size image (with or without its label and
+    // levels) loses nothing but names; over several full-size IFDs it is
+    // the only map of them.
+    const auto full_size = std::count_if(dirs.begin(), dirs.end(),
+                                         [&](const Dir& d) { return d.width == d0.width && d.height == d0.height; });
+    if (full_size == 1) return {0};
+    throw;
   }
+  const std::string what = path + ": OME-TIFF with ";
+  // Images after the first that are a label, macro or thumbnail (as
+  // Bio-Formats and our writer store them) are associated images: their
+  // IFDs take the Image's name. Any other is a series of its own.
+  for (const OmeOtherImage& o : px.others) {
+    Dir named;
+    named.description = o.name;
+    const std::string kind = associated_name(named, false, false);
+    if (kind.rfind("image-", 0) == 0 || o.ifd <= 0 || static_cast<uint64_t>(o.ifd) >= dirs.size())
+      throw UnsupportedFormat(what + std::to_string(px.images) +
+                              " images (series): only single-image OME-TIFF files (and their label and macro "
+                              "images) are supported");
+    dirs[static_cast<size_t>(o.ifd)].description = kind;
+  }
+  if (px.size_z > 1)
+    throw UnsupportedFormat(what + "SizeZ=" + std::to_string(px.size_z) +
+                            " (a Z stack): only a single plane per channel is supported");
+  if (px.size_t_ > 1)
+    throw UnsupportedFormat(what + "SizeT=" + std::to_string(px.size_t_) +
+                            " (a time series): only a single plane per channel is supported");
+  if (!px.other_file.empty())
+    throw UnsupportedFormat(what + "planes in another file (" + px.other_file +
+                            "): only single-file OME-TIFF is supported");
+  if (px.size_x != d0.width || px.size_y != d0.height)
+    throw InputError("OME-XML of " + path + " says the image is " + std::to_string(px.size_x) + "x" +
+                     std::to_string(px.size_y) + ", its first IFD is " + std::to_string(d0.width) + "x" +
+                     std::to_string(d0.height));
+  const size_t planes = px.plane_ifd.size();  // one per channel IFD: Z = T = 1
+  std::vector<size_t> ifds;
+  for (size_t c = 0; c < planes; ++c) {
+    const int64_t ifd = px.plane_ifd[c];
+    if (ifd < 0 || static_cast<uint64_t>(ifd) >= dirs.size())
+      throw InputError("OME-XML of " + path + " puts channel " + std::to_string(c) + " in IFD " +
+                       (ifd < 0 ? std::string("(none)") : std::to_string(ifd)) + "; the file has " +
+                       std::to_string(dirs.size()));
+    if (std::find(ifds.begin(), ifds.end(), static_cast<size_t>(ifd)) != ifds.end())
+      throw InputError("OME-XML of " + path + " puts two channels in IFD " + std::to_string(ifd));
+    ifds.push_back(static_cast<size_t>(ifd));
+  }
+  if (ifds.front() != 0) throw UnsupportedFormat(path + ": OME-TIFF whose first channel is not in the first IFD");
+  const int64_t channels = static_cast<int64_t>(planes) * d0.spp;
+  if (channels > kMaxChannels)
+    throw UnsupportedFormat(path + ": OME-TIFF with " + std::to_string(channels) + " channels (at most " +
+                            std::to_string(kMaxChannels) + " are supported)");
+  if (planes > 1 && d0.out_fmt.type == SampleType::kU32)
+    throw UnsupportedFormat(path + ": OME-TIFF with " + std::to_string(planes) +
+                            " channels of 32-bit unsigned samples (32-bit unsigned is read as one channel of labels)");
+  for (size_t c = 1; c < planes; ++c) {
+    const Dir& d = dirs[ifds[c]];
+    if (!d.unsupported.empty()) throw UnsupportedFormat(path + ": channel " + std::to_string(c) + ": " + d.unsupported);
+    if (!same_grid(d0, d))
+      throw UnsupportedFormat(path + ": OME-TIFF whose channel " + std::to_string(c) + " (IFD " +
+                              std::to_string(ifds[c]) + ") differs from channel 0 in size, pixel type or tiles");
+  }
+  if (static_cast<int64_t>(px.channels.size()) == channels &&
+      std::any_of(px.channels.begin(), px.channels.end(), [](const OmeChannel& c) { return !c.name.empty(); }))
+    for (const OmeChannel& c : px.channels) names.push_back(c.name);
+  return ifds;
 }
 
 TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()) {
@@ -459,15 +590,67 @@ TiffSource::TiffSource(const std::string& path) : impl_(std::make_unique<Impl>()
   TIFF* t = im.open_handle();
   im.pool.emplace_back(t, -1);  // closed with the source, whatever happens next
   std::vector<Dir> dirs, sub_dirs;
-  read_directories(t, path, dirs, sub_dirs);
+  std::vector<std::vector<uint64_t>> subifds;
+  read_directories(t, path, dirs, sub_dirs, subifds);
   const bool big = TIFFIsBigTIFF(t) != 0;
 
+  if (!dirs.front().unsupported.empty()) throw UnsupportedFormat(path + ": " + dirs.front().unsupported);
+  std::vector<size_t> ifds{0};
+  if (looks_like_ome(dirs.front().description)) ifds = im.read_ome(dirs, info_.channel_names);
+  std::vector<Dir> channel_dirs;
+  if (ifds.size() > 1) {
+    // The channels' IFDs are one image, not pages of a stack.
+    for (size_t i : ifds) channel_dirs.push_back(dirs[i]);
+    std::vector<Dir> rest;
+    for (size_t i = 0; i < dirs.size(); ++i)
+      if (i == 0 || std::find(ifds.begin(), ifds.end(), i) == ifds.end()) rest.push_back(std::move(dirs[i]));
+    dirs = std::move(rest);
+  }
   const Dir& d0 = dirs.front();
-  if (!d0.unsupported.empty()) throw UnsupportedFormat(path + ": " + d0.unsupported);
   const char* vendor = openslide_detect_vendor(path.c_str());
   const bool aperio = (vendor && std::string(vendor) == "aperio") || d0.description.rfind("Aperio", 0) == 0;
   im.classify(dirs, sub_dirs, aperio);
+  im.fmt = d0.out_fmt;
+  if (ifds.size() > 1) im.add_planes(t, channel_dirs, subifds, ifds);
   fill_info(big ? "BigTIFF" : "TIFF", vendor ? vendor : "", aperio);
+}
+
+// The other channels' IFDs of every level: level 0 from the main chain,
+// the others from each channel's SubIFDs, matched by size. Levels that not
+// every channel has (or levels of the main chain, which belong to channel 0
+// alone) are dropped: the pyramid computes them again.
+void TiffSource::Impl::add_planes(TIFF* t, const std::vector<Dir>& channel_dirs,
+                                  const std::vector<std::vector<uint64_t>>& subifds, const std::vector<size_t>& ifds) {
+  const int n = static_cast<int>(ifds.size());
+  std::vector<std::vector<Dir>> subs(static_cast<size_t>(n));
+  for (int p = 1; p < n; ++p) subs[p] = read_sub_dirs(t, subifds[ifds[p]]);
+  plane_dirs.assign(1, channel_dirs);
+  for (size_t l = 1; l < levels.size(); ++l) {
+    std::vector<Dir> row{levels[l]};
+    for (int p = 1; p < n && levels[l].subifd != 0; ++p)
+      for (const Dir& d : subs[p])
+        if (same_grid(levels[l], d)) {
+          row.push_back(d);
+          break;
+        }
+    if (static_cast<int>(row.size()) != n) {
+      levels.resize(l);
+      break;
+    }
+    plane_dirs.push_back(std::move(row));
+  }
+  fmt = PixelFormat{levels[0].out_fmt.type, levels[0].out_fmt.channels * n};
+  for (size_t l = 0; l < levels.size(); ++l) {
+    size_t unit = 0;
+    for (const Dir& d : plane_dirs[l]) {
+      check_within_file(d, static_cast<int>(l));
+      unit = std::max(unit, d.unit_bytes);
+    }
+    // One plane decoded at a time, into a chunk of that plane's samples.
+    const Dir& d = levels[l];
+    levels[l].unit_bytes = plane_dirs[l][0].unit_bytes =
+        unit + static_cast<size_t>(d.chunk_w) * static_cast<size_t>(d.chunk_h) * d.out_fmt.bytes_per_pixel();
+  }
 }
 
 void TiffSource::fill_info(const std::string& format, const std::string& vendor, bool aperio) {
@@ -476,7 +659,8 @@ void TiffSource::fill_info(const std::string& format, const std::string& vendor,
   info_.path = im.path;
   info_.format = format;
   info_.vendor = vendor;
-  info_.fmt = d0.out_fmt;
+  info_.fmt = im.fmt;
+  info_.color = d0.photometric != PHOTOMETRIC_MINISBLACK && d0.photometric != PHOTOMETRIC_MINISWHITE;
   for (const Dir& d : im.levels) {
     LevelInfo li;
     li.width = d.width, li.height = d.height;
@@ -538,13 +722,14 @@ void TiffSource::read_inside(int level, const ImageView& dst) const {
 
 const RawTileFormat* TiffSource::raw_format(int level) const {
   const Dir& d = impl_->levels.at(static_cast<size_t>(level));
-  return d.raw_ok ? &d.raw : nullptr;
+  // A level of several IFDs has no one stored tile to copy.
+  return d.raw_ok && impl_->planes(level) == 1 ? &d.raw : nullptr;
 }
 
 std::vector<uint8_t> TiffSource::read_raw_tile(int level, int64_t tx, int64_t ty) const {
   const Dir& d = impl_->levels.at(static_cast<size_t>(level));
   TW_ASSERT(d.tiled && tx >= 0 && ty >= 0 && tx < d.across() && ty < d.down());
-  return impl_->read_raw(level, ty * d.across() + tx);
+  return impl_->read_raw(d, level, ty * d.across() + tx);
 }
 
 void TiffSource::decode_raw_tile(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
@@ -553,7 +738,7 @@ void TiffSource::decode_raw_tile(int level, int64_t tx, int64_t ty, const std::v
   const Dir& d = im.levels.at(static_cast<size_t>(level));
   const int64_t ci = ty * d.across() + tx;
   if (d.own_jpeg && !raw.empty()) {
-    im.decode_jpeg(level, ci, raw.data(), raw.size(), d.chunk_rect(tx, ty), dst);
+    im.decode_jpeg(d, level, ci, raw.data(), raw.size(), d.chunk_rect(tx, ty), dst);
     return;
   }
   // Other codecs decode through libtiff, which re-reads the (cached) bytes.

@@ -29,8 +29,9 @@ void register_canny(OpRegistry& r) {
       throw ParamError("canny --variant itk takes --variance or --sigma, not both");
     }
   };
+  op.takes = "8-bit gray or RGB (RGB through BT.601 luma)";
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
-    require_u8_gray_or_rgb(in[0]);
+    require_u8_gray_or_rgb(in[0], "canny");
     return kGray8;
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {

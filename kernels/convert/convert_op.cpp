@@ -72,7 +72,7 @@ void register_convert(OpRegistry& r) {
       "--from/--to are required where no default is exact: integer targets from f32, i32, u32,\n"
       "or a wider type; without them u8 -> u16 maps 0..255 to 0..65535 (v * 257) and\n"
       "u8 -> u8, u16 -> u16 keep the values.";
-  op.takes = "u8, u16, i32, u32 or f32, 1 to 4 channels";
+  op.takes = "u8, u16, i32, u32 or f32, any number of channels";
   op.params = {ParamSpec::choice("type", "T", {"u8", "u16", "f32"}, "", "output sample type: u8, u16 or f32").needed(),
                ParamSpec::real("from", "LO", -1e300, 1e300, "", "input value mapped to 0"),
                ParamSpec::real("to", "HI", -1e300, 1e300, "", "input value mapped to the maximum (f32: 1)")};
@@ -82,29 +82,31 @@ void register_convert(OpRegistry& r) {
   };
   op.output_format = [](const std::vector<ImageType>& in, const OpParams& p) {
     const PixelFormat f = in[0].fmt;
-    if (f.channels < 1 || f.channels > 4)
-      throw InputError("convert: " + in[0].name + " is " + f.str() + "; convert needs 1 to 4 channels");
     range_of(in[0], p);
     return PixelFormat{target_of(p), f.channels};
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const PixelFormat f = in[0]->info().fmt;
     const Range range = range_of(ImageType{f, in[0]->info().path}, p);
-    SourceP out;
-    with_sample_type(f.type, [&](auto i) {
-      with_sample_type(target_of(p), [&](auto o) {
-        using I = decltype(i);
-        using O = decltype(o);
-        if constexpr (!std::is_same_v<O, int32_t> && !std::is_same_v<O, uint32_t>) {
-          with_channels(f.channels, [&](auto c) {
-            Convert<I, O, decltype(c)::value> conv;
-            conv.lo = range.lo, conv.span = range.span, conv.ranged = range.ranged;
-            out = run_op(in[0], conv, ctx.backend, "convert");
-          });
-        }
+    auto convert = [&](const SourceP& src) {
+      SourceP out;
+      with_sample_type(f.type, [&](auto i) {
+        with_sample_type(target_of(p), [&](auto o) {
+          using I = decltype(i);
+          using O = decltype(o);
+          if constexpr (!std::is_same_v<O, int32_t> && !std::is_same_v<O, uint32_t>) {
+            with_channels(src->info().fmt.channels, [&](auto c) {
+              Convert<I, O, decltype(c)::value> conv;
+              conv.lo = range.lo, conv.span = range.span, conv.ranged = range.ranged;
+              out = run_op(src, conv, ctx.backend, "convert");
+            });
+          }
+        });
       });
-    });
-    return filter_result("convert", std::move(out), ctx);
+      return out;
+    };
+    // More than 4 channels: channel by channel (each sample alike anyway).
+    return filter_result("convert", f.channels <= 4 ? convert(in[0]) : per_channel(in[0], convert, "convert"), ctx);
   };
   r.add(std::move(op));
 }

@@ -9,7 +9,8 @@ void register_hed(OpRegistry& r) {
   op.summary = "RGB -> hematoxylin, eosin, DAB optical densities, float32 (as scikit-image's rgb2hed)";
   op.takes = "8-bit RGB";
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
-    if (require_u8_gray_or_rgb(in[0]).channels != 3) throw InputError(in[0].name + " is gray; hed needs RGB");
+    if (in[0].fmt != kRgb8)
+      throw InputError(in[0].name + " is " + with_channels_word(in[0].fmt) + "; hed needs 8-bit RGB");
     return PixelFormat{SampleType::kF32, 3};
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams&, ExecContext& ctx) {

@@ -41,7 +41,7 @@ OpDef math_op(const std::string& name) {
   op.command = {"math", name};
   op.category = OpCategory::kPixel;
   op.inputs = {"A", "B"};
-  op.takes = "u8, u16, i32, u32 or f32, 1 to 4 channels; A and B of one size and pixel type";
+  op.takes = "u8, u16, i32, u32 or f32, any number of channels; A and B of one size and pixel type";
   return op;
 }
 
@@ -79,7 +79,7 @@ void register_mask(OpRegistry& r) {
       "A where B is non-zero, else 0, sample by sample. B may be any sample type; with\n"
       "one channel it masks every channel of A, otherwise it must have A's channels.\n"
       "A float B's NaN counts as non-zero, -0 as zero. Runs on the CPU.";
-  op.takes = "A: u8, u16, i32, u32 or f32, 1 to 4 channels; B: any sample type, 1 channel or A's; one size";
+  op.takes = "A: u8, u16, i32, u32 or f32, any number of channels; B: any sample type, 1 channel or A's; one size";
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
     const PixelFormat a = in[0].fmt, b = in[1].fmt;
     if (b.channels != 1 && b.channels != a.channels)

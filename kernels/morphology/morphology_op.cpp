@@ -7,14 +7,18 @@ namespace {
 
 PixelFormat require_morph_input(const ImageType& in, const std::string& op) {
   const PixelFormat f = in.fmt;
-  if ((f.type != SampleType::kU8 && f.type != SampleType::kU16) || (f.channels != 1 && f.channels != 3))
-    throw InputError(in.name + " is " + f.str() + "; " + op + " needs 8- or 16-bit gray or RGB");
+  if (f.type != SampleType::kU8 && f.type != SampleType::kU16)
+    throw InputError(in.name + " is " + f.str() + "; " + op + " needs 8- or 16-bit samples");
   return f;
 }
 
 template <bool kMax>
 SourceP run_morph(const SourceP& in, int r, MorphShape shape, const Backend& b, const std::string& name) {
   const PixelFormat f = in->info().fmt;
+  // Other channel counts than gray and RGB: channel by channel.
+  if (f.channels != 1 && f.channels != 3)
+    return per_channel(
+        in, [&](const SourceP& one) { return run_morph<kMax>(one, r, shape, b, name); }, name);
   if (f.type == SampleType::kU8)
     return f.channels == 1 ? run_op(in, make_morph<uint8_t, 1, kMax>(r, shape), b, name)
                            : run_op(in, make_morph<uint8_t, 3, kMax>(r, shape), b, name);
@@ -28,7 +32,7 @@ void register_one(OpRegistry& reg, const std::string& name, const std::string& s
   op.summary = summary;
   op.help = help;
   op.usage = "--radius R [--shape disk|square]";
-  op.takes = "8- or 16-bit gray or RGB (each channel alike)";
+  op.takes = "8- or 16-bit, any number of channels (each alike)";
   op.params = {ParamSpec::integer("radius", "R", 1, kMaxMorphRadius, "", "radius of the structuring element, in pixels")
                    .needed(),
                ParamSpec::choice("shape", "S", {"disk", "square"}, "disk",
@@ -52,12 +56,12 @@ void register_morphology(OpRegistry& r) {
                       "The minimum over the structuring element around each pixel (a disk of radius R,\n"
                       "dx^2 + dy^2 <= R^2, or a (2R+1)-pixel square); pixels outside the image take\n"
                       "no part. Equals scikit-image's erosion(I, disk(R)) and scipy's grey_erosion\n"
-                      "(any mode but 'constant'). RGB: each channel alike.");
+                      "(any mode but 'constant'). Several channels: each alike.");
   register_one<true>(r, "dilate", "grayscale dilation: maximum over a disk or square of radius R",
                      "The maximum over the structuring element around each pixel (a disk of radius R,\n"
                      "dx^2 + dy^2 <= R^2, or a (2R+1)-pixel square); pixels outside the image take\n"
                      "no part. Equals scikit-image's dilation(I, disk(R)) and scipy's grey_dilation\n"
-                     "(any mode but 'constant'). RGB: each channel alike.");
+                     "(any mode but 'constant'). Several channels: each alike.");
 }
 
 }  // namespace tw::ops

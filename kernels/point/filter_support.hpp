@@ -1,10 +1,13 @@
 #pragma once
-// What the filter family of ops shares (`tilewave filter OP`): 8-bit gray or
-// RGB in; ops defined on gray take RGB through BT.601 luma first (as
-// OpenCV's cvtColor does); gray-or-RGB ops instantiated per channel count.
+// What the filter family of ops shares (`tilewave filter OP`): 8-bit images
+// in; ops defined per channel take any number of channels (gray and RGB
+// through kernels instantiated for them, others channel by channel,
+// engine/channel_split.hpp); ops defined on gray take RGB through BT.601
+// luma first (as OpenCV's cvtColor does) and refuse other channel counts.
 #include <memory>
 #include <string>
 
+#include "engine/channel_split.hpp"
 #include "engine/op_registry.hpp"
 #include "engine/ops/run_op.hpp"
 #include "kernels/point/point_ops.hpp"
@@ -13,10 +16,26 @@ namespace tw::ops {
 
 using SourceP = std::shared_ptr<const TileSource>;
 
-// The input's format when it is 8-bit gray or RGB; InputError otherwise.
+// "u8 x5 (5 channels)": a format as messages about channel counts give it.
+inline std::string with_channels_word(const PixelFormat& f) {
+  return f.str() + (f.channels > 4 ? " (" + std::to_string(f.channels) + " channels)" : "");
+}
+
+// The input's format when it is 8-bit gray or RGB; InputError otherwise,
+// naming the op, and how to get there from several channels.
 inline PixelFormat require_u8_gray_or_rgb(const ImageType& in, const std::string& who = "filter") {
   if (in.fmt.type != SampleType::kU8 || (in.fmt.channels != 1 && in.fmt.channels != 3))
-    throw InputError(in.name + " is " + in.fmt.str() + "; " + who + " needs 8-bit gray or RGB");
+    throw InputError(
+        in.name + " is " + with_channels_word(in.fmt) + "; " + who + " needs 8-bit gray or RGB" +
+        (in.fmt.channels != 1 && in.fmt.channels != 3 ? " (pick a channel first: filter channel --index K)" : ""));
+  return in.fmt;
+}
+
+// The input's format when it is 8-bit, of any channel count; InputError
+// otherwise, naming the op.
+inline PixelFormat require_u8(const ImageType& in, const std::string& who) {
+  if (in.fmt.type != SampleType::kU8)
+    throw InputError(in.name + " is " + in.fmt.str() + "; " + who + " needs 8-bit samples (filter convert --type u8)");
   return in.fmt;
 }
 
@@ -24,11 +43,16 @@ inline SourceP to_gray(const SourceP& in, const Backend& b) {
   return in->info().fmt.channels == 1 ? in : ops::run_op(in, Gray{}, b, "gray (BT.601 luma)");
 }
 
-// Gray or RGB ops: the functor template instantiated for the input's channels.
+// Per-channel ops: the functor template instantiated for gray or RGB; any
+// other channel count channel by channel (the same results as on each
+// channel alone).
 template <template <int> class Op, class Make>
 SourceP per_channels(const SourceP& in, const Backend& b, const std::string& name, Make&& make) {
-  if (in->info().fmt.channels == 1) return ops::run_op(in, make(Op<1>{}), b, name);
-  return ops::run_op(in, make(Op<3>{}), b, name);
+  const int c = in->info().fmt.channels;
+  if (c == 1) return ops::run_op(in, make(Op<1>{}), b, name);
+  if (c == 3) return ops::run_op(in, make(Op<3>{}), b, name);
+  return per_channel(
+      in, [&](const SourceP& one) { return ops::run_op(one, make(Op<1>{}), b, name); }, name);
 }
 
 // An entry of the filter family: `tilewave filter NAME`, results stored
@@ -38,8 +62,8 @@ inline OpDef filter_op(const std::string& name, OpCategory category) {
   op.name = name;
   op.command = {"filter", name};
   op.category = category;
-  op.takes = "8-bit gray or RGB";
-  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) { return require_u8_gray_or_rgb(in[0]); };
+  op.takes = "8-bit, any number of channels (each alike)";
+  op.output_format = [name](const std::vector<ImageType>& in, const OpParams&) { return require_u8(in[0], name); };
   return op;
 }
 

@@ -8,7 +8,7 @@ namespace {
 
 void register_brightness(OpRegistry& r) {
   OpDef op = filter_op("brightness", OpCategory::kPixel);
-  op.summary = "v + N, saturated (gray or RGB)";
+  op.summary = "v + N, saturated (each channel)";
   op.usage = "--add N";
   op.params = {ParamSpec::integer("add", "N", -255, 255, "", "value added, -255..255").needed()};
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
@@ -57,8 +57,9 @@ void register_threshold(OpRegistry& r) {
     if (p.flag("nonzero") && !p.flag("otsu")) throw ParamError("threshold --nonzero goes with --otsu");
   };
   op.reads_input_twice = [](const OpParams& p) { return p.flag("otsu"); };
+  op.takes = "8-bit gray or RGB (RGB through BT.601 luma)";
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
-    require_u8_gray_or_rgb(in[0]);
+    require_u8_gray_or_rgb(in[0], "threshold");
     return kGray8;
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
@@ -85,7 +86,7 @@ void register_threshold(OpRegistry& r) {
 
 void register_invert(OpRegistry& r) {
   OpDef op = filter_op("invert", OpCategory::kPixel);
-  op.summary = "255 - v (gray or RGB)";
+  op.summary = "255 - v (each channel)";
   op.run = [](const std::vector<SourceP>& in, const OpParams&, ExecContext& ctx) {
     return filter_result("invert", per_channels<Invert>(in[0], ctx.backend, "invert", [](auto o) { return o; }), ctx);
   };
@@ -95,8 +96,9 @@ void register_invert(OpRegistry& r) {
 void register_gray(OpRegistry& r) {
   OpDef op = filter_op("gray", OpCategory::kPixel);
   op.summary = "RGB -> gray (BT.601 luma, as OpenCV)";
+  op.takes = "8-bit gray or RGB";
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
-    require_u8_gray_or_rgb(in[0]);
+    require_u8_gray_or_rgb(in[0], "gray");
     return kGray8;
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams&, ExecContext& ctx) {

@@ -48,10 +48,15 @@ TW_CLONES int64_t keep_even_rgb8(const uint16_t* h, int64_t out_w, uint8_t* out)
   return x;
 }
 
-template <class T, int C>
+// kC: the channel count when it is one of the common ones (constant loops
+// the compiler unrolls), 0 for any other count, then given as `channels`
+// (multiplex slides: every channel reduced alike, the same arithmetic).
+template <class T, int kC>
 TW_CLONES void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64_t in_w, int64_t in_width,
-                            int64_t out_x0, int64_t out_w, uint8_t* out_b, std::vector<uint32_t>& scratch) {
+                            int64_t out_x0, int64_t out_w, uint8_t* out_b, std::vector<uint32_t>& scratch,
+                            int channels = kC) {
   using A = Acc<T>;
+  const int C = kC > 0 ? kC : channels;
   // v holds vertical sums for input columns c0 .. c0 + n - 1, where
   // c0 = 2*out_x0 - 2 and n = 2*out_w + 3; plus a full-rate horizontal
   // result h over the first 2*out_w columns.
@@ -101,7 +106,7 @@ TW_CLONES void reduce_row_t(const uint8_t* const rows_b[5], int64_t in_x0, int64
     for (int64_t i = 0; i < m; ++i)
       h[i] = static_cast<A>(v[i] + v[i + 4 * C] + A(4 * (v[i + C] + v[i + 3 * C])) + A(6 * v[i + 2 * C]) + A(128));
     int64_t x = 0;
-    if constexpr (sizeof(T) == 1 && C == 3) x = keep_even_rgb8(h, out_w, out);
+    if constexpr (sizeof(T) == 1 && kC == 3) x = keep_even_rgb8(h, out_w, out);
     for (; x < out_w; ++x)
       for (int ch = 0; ch < C; ++ch) out[x * C + ch] = static_cast<T>(h[2 * x * C + ch] >> 8);
   }
@@ -120,7 +125,7 @@ void dispatch_channels(int channels, const uint8_t* const rows[5], int64_t in_x0
     case 4:
       return reduce_row_t<T, 4>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch);
     default:
-      throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(channels));
+      return reduce_row_t<T, 0>(rows, in_x0, in_w, in_width, out_x0, out_w, out, scratch, channels);
   }
 }
 

@@ -12,6 +12,8 @@
 // * reduce_generic, for 16-bit samples and levels too narrow for a fast
 //   block: stages the (2 kBx + 3) x (2 kBy + 3) input pixels a tile needs in
 //   shared memory, mirrored at the level's edges, one sample per thread.
+//   reduce_any_channels does the same one channel per block, for more than
+//   four channels.
 #include <algorithm>
 
 #include "engine/cuda/cuda_check.hpp"
@@ -282,10 +284,58 @@ __global__ void __launch_bounds__(kThreads) reduce_generic(ReduceLaunch a) {
                      a.x_end, s_in, s_v);
 }
 
+// Any channel count (multiplex slides, 5 to 64 channels): one channel per
+// block (blockIdx.z), staged alone, so shared memory does not grow with the
+// count; the same integer sums as generic_tile, so it equals the CPU.
+template <class T>
+__global__ void __launch_bounds__(kThreads) reduce_any_channels(ReduceLaunch a) {
+  __shared__ T s_in[kInH][kInW];
+  __shared__ unsigned s_v[kBy][kInW];
+  const int C = a.fmt.channels, ch = int(blockIdx.z);
+  const int64_t ox0 = a.x_begin + int64_t(blockIdx.x) * kBx, oy0 = a.y_begin + int64_t(blockIdx.y) * kBy;
+  const int64_t ix0 = 2 * ox0 - 2, iy0 = 2 * oy0 - 2;
+  for (int i = threadIdx.x; i < kInH * kInW; i += kThreads) {
+    const int r = i / kInW, col = i - r * kInW;
+    const int64_t sy = reflect101(iy0 + r, a.in_height);
+    const int64_t sx = reflect101(ix0 + col, a.in_width);
+    const bool in_carry = sy >= a.carry.y0 && sy < a.carry.y0 + a.carry.n;
+    const bool in_chunk = sy >= a.chunk.y0 && sy < a.chunk.y0 + a.chunk.n;
+    T v = 0;
+    if ((in_carry || in_chunk) && sx >= a.in_x0 && sx < a.in_x0 + a.in_w) {
+      const DeviceRows& rows = in_chunk ? a.chunk : a.carry;
+      const T* p = reinterpret_cast<const T*>(rows.data + size_t(sy - rows.y0) * rows.pitch);
+      v = p[(sx - a.in_x0) * C + ch];
+    }
+    s_in[r][col] = v;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kBy * kInW; i += kThreads) {
+    const int j = i / kInW, c = i - j * kInW;
+    s_v[j][c] = unsigned(s_in[2 * j][c]) + unsigned(s_in[2 * j + 4][c]) +
+                4u * (unsigned(s_in[2 * j + 1][c]) + unsigned(s_in[2 * j + 3][c])) + 6u * unsigned(s_in[2 * j + 2][c]);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kBy * kBx; i += kThreads) {
+    const int j = i / kBx, x = i - j * kBx;
+    const int64_t oy = oy0 + j, ox = ox0 + x;
+    if (oy >= a.y_end || ox >= a.x_end) continue;
+    const unsigned* v = &s_v[j][2 * x];
+    const unsigned s = v[0] + v[4] + 4u * (v[1] + v[3]) + 6u * v[2] + 128u;
+    T* out = reinterpret_cast<T*>(a.out + size_t(oy - a.out_y0) * a.out_pitch);
+    out[(ox - a.out_x0) * C + ch] = T(s >> 8);
+  }
+}
+
 template <class T>
 void launch_generic(const ReduceLaunch& a, cudaStream_t s) {
   if (a.y_end <= a.y_begin || a.x_end <= a.x_begin) return;
   const dim3 grid(unsigned((a.x_end - a.x_begin + kBx - 1) / kBx), unsigned((a.y_end - a.y_begin + kBy - 1) / kBy));
+  if (a.fmt.channels > 4) {
+    if (a.fmt.channels > 65535) throw InputError("REDUCE on the GPU: too many channels");
+    reduce_any_channels<T><<<dim3(grid.x, grid.y, unsigned(a.fmt.channels)), kThreads, 0, s>>>(a);
+    TW_CUDA_CHECK_LAUNCH();
+    return;
+  }
   switch (a.fmt.channels) {
     case 1:
       reduce_generic<T, 1><<<grid, kThreads, 0, s>>>(a);
@@ -300,7 +350,7 @@ void launch_generic(const ReduceLaunch& a, cudaStream_t s) {
       reduce_generic<T, 4><<<grid, kThreads, 0, s>>>(a);
       break;
     default:
-      throw InputError("REDUCE supports 1 to 4 channels, not " + std::to_string(a.fmt.channels));
+      TW_ASSERT(false);  // more than 4: reduce_any_channels above
   }
   TW_CUDA_CHECK_LAUNCH();
 }

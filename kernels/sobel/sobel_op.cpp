@@ -10,8 +10,9 @@ void register_sobel(OpRegistry& r) {
   op.usage = "[--threshold T]";
   op.params = {ParamSpec::real("threshold", "T", 0, 1e6, "", "output 255 where the magnitude exceeds T")};
   op.halo = [](const OpParams&) { return 1; };
+  op.takes = "8-bit gray or RGB (RGB through BT.601 luma)";
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
-    require_u8_gray_or_rgb(in[0]);
+    require_u8_gray_or_rgb(in[0], "sobel");
     return kGray8;
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {

@@ -42,6 +42,27 @@ nlohmann::json stats_json(const TileSource& in, const Backend& b, int bins, size
   return o;
 }
 
+// Other channel counts than gray and RGB: each channel alone (a
+// single-channel image each), the arrays joined in channel order.
+nlohmann::json stats_per_channel(const std::shared_ptr<const TileSource>& in, const Backend& b, int bins,
+                                 size_t memory) {
+  nlohmann::json o;
+  const int n = in->info().fmt.channels;
+  for (int c = 0; c < n; ++c) {
+    const nlohmann::json one = stats_json<1>(*channel_source(in, c), b, bins, memory);
+    if (c == 0) {
+      o = one;
+      o["input"] = in->info().path;
+      o["channels"] = n;
+      o.erase("otsu_threshold");
+      continue;
+    }
+    for (const char* k : {"min", "max", "mean", "sum"}) o[k].push_back(one[k][0]);
+    if (bins > 0) o["histogram"].push_back(one["histogram"][0]);
+  }
+  return o;
+}
+
 }  // namespace
 
 void register_stats(OpRegistry& r) {
@@ -52,20 +73,20 @@ void register_stats(OpRegistry& r) {
   op.summary = "min, max, mean, sum and histograms per channel (JSON)";
   op.usage = "[--histogram BINS]";
   op.help =
-      "Min, max, mean and sum per channel of level 0 of an 8-bit gray or RGB image, and\n"
-      "optionally histograms (with 256 bins on gray: Otsu's threshold too), as JSON on\n"
-      "stdout.";
-  op.takes = "8-bit gray or RGB";
+      "Min, max, mean and sum per channel of level 0 of an 8-bit image of any number of\n"
+      "channels, and optionally histograms (with 256 bins on gray: Otsu's threshold\n"
+      "too), as JSON on stdout.";
+  op.takes = "8-bit, any number of channels";
   op.params = {ParamSpec::integer("histogram", "BINS", 1, 256, "",
                                   "also per-channel histograms with BINS bins (1..256) over 0..255")};
-  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
-    return require_u8_gray_or_rgb(in[0], "stats");
-  };
+  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) { return require_u8(in[0], "stats"); };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const int bins = p.has("histogram") ? static_cast<int>(p.integer("histogram")) : 0;
     OpResult res;
-    res.values = in[0]->info().fmt.channels == 1 ? stats_json<1>(*in[0], ctx.backend, bins, ctx.memory)
-                                                 : stats_json<3>(*in[0], ctx.backend, bins, ctx.memory);
+    const int c = in[0]->info().fmt.channels;
+    res.values = c == 1   ? stats_json<1>(*in[0], ctx.backend, bins, ctx.memory)
+                 : c == 3 ? stats_json<3>(*in[0], ctx.backend, bins, ctx.memory)
+                          : stats_per_channel(in[0], ctx.backend, bins, ctx.memory);
     return res;
   };
   r.add(std::move(op));

@@ -80,11 +80,15 @@ TEST(Channel, BadInput) {
             "channel: --index 3 but hed.tif is f32 x3 (RGB)");
   EXPECT_FALSE(param);
   EXPECT_EQ(test::check_error("channel", {{kGray8, "gray.tif"}}, {{"index", "0"}}, &param),
-            "channel: gray.tif is u8 x1 (gray); channel needs 2 to 4 channels");
+            "channel: gray.tif is u8 x1 (gray); channel needs 2 or more channels");
   EXPECT_FALSE(param);
   EXPECT_EQ(test::check_error("channel", {{kRgb8, "rgb.tif"}}, {}, &param), "channel needs --index N");
   EXPECT_TRUE(param);
-  EXPECT_NE(test::check_error("channel", {{kRgb8, "rgb.tif"}}, {{"index", "4"}}, &param).find("out of range"),
+  // Up to 64 channels: --index 0..63, checked against the input's count.
+  EXPECT_EQ(test::check_error("channel", {{kRgb8, "rgb.tif"}}, {{"index", "4"}}, &param),
+            "channel: --index 4 but rgb.tif is u8 x3 (RGB)");
+  EXPECT_FALSE(param);
+  EXPECT_NE(test::check_error("channel", {{kRgb8, "rgb.tif"}}, {{"index", "64"}}, &param).find("out of range"),
             std::string::npos);
   EXPECT_TRUE(param);
   EXPECT_NE(test::check_error("channel", {{kRgb8, "rgb.tif"}}, {{"index", "-1"}}, &param).find("out of range"),

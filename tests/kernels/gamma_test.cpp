@@ -82,7 +82,7 @@ TEST(Gamma, CommandAndBadInput) {
         Case{{"filter", "gamma", "synthetic:64x64", tmp.file("o.tif"), "--gamma", "0"}, 2, "out of range"},
         Case{{"filter", "gamma", "synthetic:64x64,16bit", tmp.file("o.tif"), "--gamma", "2"},
              1,
-             "needs 8-bit gray or RGB"}}) {
+             "gamma needs 8-bit samples"}}) {
     const auto r = test::run_cli(c.args);
     EXPECT_EQ(r.exit_code, c.code) << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;

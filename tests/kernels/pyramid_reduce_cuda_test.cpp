@@ -6,6 +6,7 @@
 // every other byte of the output buffer alone. Label `gpu`.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -142,8 +143,17 @@ TEST(ReduceCuda, RandomLaunchesMatchTheDefinition) {
   TW_REQUIRE_GPU();
 #if TW_HAVE_CUDA
   std::mt19937_64 rng(20261123);
-  const PixelFormat fmts[] = {kGray8,  {SampleType::kU8, 2}, kRgb8, {SampleType::kU8, 4},
-                              kGray16, {SampleType::kU16, 3}};
+  // More than 4 channels (multiplex): reduce_any_channels, one channel per block.
+  const PixelFormat fmts[] = {kGray8,
+                              {SampleType::kU8, 2},
+                              kRgb8,
+                              {SampleType::kU8, 4},
+                              kGray16,
+                              {SampleType::kU16, 3},
+                              {SampleType::kU8, 5},
+                              {SampleType::kU8, 40},
+                              {SampleType::kU16, 8},
+                              {SampleType::kU16, 64}};
   // Narrow levels take the generic kernel alone; wide ones the fast blocks
   // with generic edge tiles (a fast RGB block spans 320 input columns).
   const std::pair<int64_t, int64_t> sizes[] = {{1, 1},    {2, 3},     {5, 7},     {37, 41},   {333, 90},
@@ -160,7 +170,7 @@ TEST(ReduceCuda, RandomLaunchesMatchTheDefinition) {
         ASSERT_EQ(run_case(c, level), "") << describe(c);
       }
     }
-  EXPECT_EQ(n, 6 * 10 * 6);
+  EXPECT_EQ(n, 6 * 10 * static_cast<int>(std::size(fmts)));
 #endif
 }
 

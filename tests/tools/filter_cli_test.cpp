@@ -113,7 +113,7 @@ TEST_F(FilterCli, BadInputGetsOneLineAndNoOutput) {
         Case{{"filter", "gaussian", ihc, out, "--sigma", "25"}, 2, "out of range"},
         Case{{"filter", "gaussian", ihc, out, "--sigma", "abc"}, 2, "not a number"},
         Case{{"filter", "canny", ihc, out, "--low", "1", "--high", "2", "--variant", "opencv"}, 2, "variant"},
-        Case{{"filter", "hed", tmp.file("coins.tif"), out}, 1, "needs RGB"},
+        Case{{"filter", "hed", tmp.file("coins.tif"), out}, 1, "hed needs 8-bit RGB"},
         Case{{"filter", "invert", tmp.file("missing.tif"), out}, 1, "missing.tif"},
         Case{{"filter", "threshold", ihc, out}, 2, "--value"},
         Case{{"stats", tmp.file("missing.tif")}, 1, "missing.tif"}}) {

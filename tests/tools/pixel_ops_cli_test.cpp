@@ -163,7 +163,7 @@ TEST_F(PixelOpsCli, BadInputGetsOneLineAndNoOutput) {
   };
   for (const Case& c : std::vector<Case>{
            {{"filter", "channel", f, out}, 2, "channel needs --index N"},
-           {{"filter", "channel", f, out, "--index", "9"}, 2, "out of range"},
+           {{"filter", "channel", f, out, "--index", "64"}, 2, "out of range"},
            {{"filter", "channel", f, out, "--index", "3"}, 1, "channel: --index 3 but " + f + " is f32 x3 (RGB)"},
            {{"filter", "channel", A, out, "--index", "0"}, 1, "channel: " + A + " is u8 x1 (gray)"},
            {{"filter", "convert", f, out, "--type", "u8"},

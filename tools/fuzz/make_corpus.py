@@ -187,6 +187,11 @@ def tiff_seeds(tmp):
         "palette8_tiled_lzw": [(idx, dict(photometric=PALETTE, colormap=cmap, comp=LZW, tile=(16, 16)))],
         "rgb8_planar_tiled_lzw": [(rgb, dict(comp=LZW, tile=(16, 16), planar=True))],
         "rgb8_planar_strips_none": [(rgb, dict(rps=11, planar=True))],
+        # N channels (docs/channels.md): contiguous and planar, tiles and strips.
+        "ch5_u8_tiled_deflate": [(pattern(40, 36, 5), dict(comp=DEFLATE, tile=(16, 16), photometric=MINISBLACK))],
+        "ch8_u16_planar_tiled_lzw": [(pattern(33, 40, 8, np.uint16), dict(comp=LZW, tile=(16, 16), planar=True,
+                                                                          photometric=MINISBLACK))],
+        "ch40_u8_planar_strips": [(pattern(20, 18, 40), dict(rps=7, planar=True, photometric=MINISBLACK))],
         "jpeg_ycbcr420_tiled": [(rgb, dict(comp=JPEG, tile=(16, 16)))],
         "jpeg_ycbcr422_tiled": [(rgb, dict(comp=JPEG, tile=(32, 16), sub=(2, 1)))],
         "jpeg_ycbcr444_tiled": [(rgb, dict(comp=JPEG, tile=(16, 16), sub=(1, 1)))],
@@ -261,6 +266,14 @@ def tiff_seeds(tmp):
             tw.write(pattern(32, 32, 3), tile=(16, 16), subfiletype=1, compression="zlib", photometric="rgb")
             tw.write(pattern(16, 16, 3), tile=(16, 16), subfiletype=1, compression="zlib", photometric="rgb")
         out["tifffile_subifd_pyramid"] = b.getvalue()
+        # OME-TIFF, channels one IFD each with SubIFD levels and names.
+        b = io.BytesIO()
+        chw = np.moveaxis(pattern(48, 40, 3, np.uint16), 2, 0).copy()
+        with tifffile.TiffWriter(b, ome=True) as tw:
+            tw.write(chw, tile=(16, 16), subifds=1, compression="zlib",
+                     metadata={"axes": "CYX", "Channel": {"Name": ["DAPI", "CD3", "CD8"]}})
+            tw.write(chw[:, ::2, ::2].copy(), tile=(16, 16), subfiletype=1, compression="zlib")
+        out["tifffile_ome_channels"] = b.getvalue()
     except Exception as e:  # noqa: BLE001 - seeds are best effort
         print("make_corpus: tifffile seeds skipped: %s" % e, file=sys.stderr)
 

@@ -139,6 +139,8 @@ CommonOptions parse_common(const Args& a, bool defer_device) {
   o.tile = a.integer("tile", 256, 1, 16384);
   bool dzi = a.has("format") && a.str("format") == "dzi";
   for (const std::string& p : a.positional()) dzi = dzi || (p.size() > 4 && p.compare(p.size() - 4, 4, ".dzi") == 0);
+  // OUT.zip: a Deep Zoom pyramid in one zip (io/open_sink.cpp's layout_for).
+  for (const std::string& p : a.positional()) dzi = dzi || (p.size() > 4 && p.compare(p.size() - 4, 4, ".zip") == 0);
   if (o.tile % 16 != 0 || o.tile < 16) {
     if (!dzi)
       throw UsageError("--tile " + std::to_string(o.tile) +

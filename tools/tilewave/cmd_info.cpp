@@ -15,6 +15,9 @@ void print_text(const SourceInfo& in) {
   o << "file:       " << in.path << "\n";
   o << "format:     " << in.format << (in.vendor.empty() ? "" : " (vendor: " + in.vendor + ")") << "\n";
   o << "pixels:     " << in.fmt.str() << "\n";
+  o << "channels:   " << in.fmt.channels;
+  for (size_t c = 0; c < in.channel_names.size(); ++c) o << (c ? ", " : " (") << in.channel_names[c];
+  o << (in.channel_names.empty() ? "" : ")") << "\n";
   char buf[256];
   if (in.mpp_x > 0) {
     std::snprintf(buf, sizeof buf, "%.4f x %.4f microns per pixel", in.mpp_x, in.mpp_y);
@@ -61,6 +64,7 @@ void print_json(const SourceInfo& in) {
                             {"vendor", in.vendor},
                             {"sample", sample_name(in.fmt.type)},
                             {"channels", in.fmt.channels},
+                            {"channel_names", in.channel_names},
                             {"mpp_x", in.mpp_x},
                             {"mpp_y", in.mpp_y},
                             {"levels", levels},

@@ -18,6 +18,9 @@ int cmd_family(const std::string& family, int argc, char** argv);
 int cmd_ops(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_nuclei(int argc, char** argv);
-int cmd_batch(int argc, char** argv);  // tools/tilewave/cmd_batch.cpp
+int cmd_batch(int argc, char** argv);      // tools/tilewave/cmd_batch.cpp
+int cmd_serve(int argc, char** argv);      // tools/tilewave/cmd_serve.cpp
+int cmd_region(int argc, char** argv);     // tools/tilewave/cmd_region.cpp
+int cmd_thumbnail(int argc, char** argv);  // tools/tilewave/cmd_thumbnail.cpp
 
 }  // namespace tw::cli

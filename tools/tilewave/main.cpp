@@ -34,7 +34,11 @@ std::string usage() {
       "  nuclei SLIDE OUTDIR         segment a slide's nuclei: labels, CSV and GeoJSON\n"
       "                              features, an overlay (docs/nuclei.md)\n"
       "  batch LIST OUTDIR [STEPS]   every slide of a list as pyramid or run would write it;\n"
-      "                              under mpirun over the ranks (docs/batch.md)\n";
+      "                              under mpirun over the ranks (docs/batch.md)\n"
+      "  region SLIDE OUT.png        one rectangle of a level (--level, --rect X,Y,W,H)\n"
+      "  thumbnail SLIDE OUT.png     the whole slide scaled to --size N\n"
+      "  serve SLIDE [SLIDE ...]     serve slides as Deep Zoom over HTTP, with a viewer\n"
+      "                              page (docs/serve.md)\n";
   // Families (`filter OP`, `math OP`): one line each, naming their ops.
   std::vector<std::pair<std::string, std::string>> families;
   for (const auto& op : tw::op_registry().all()) {
@@ -95,6 +99,9 @@ static int dispatch(int argc, char** argv) {
     if (cmd == "run") return cmd_run(argc, argv);
     if (cmd == "nuclei") return cmd_nuclei(argc, argv);
     if (cmd == "batch") return cmd_batch(argc, argv);
+    if (cmd == "serve") return cmd_serve(argc, argv);
+    if (cmd == "region") return cmd_region(argc, argv);
+    if (cmd == "thumbnail") return cmd_thumbnail(argc, argv);
     if (const tw::OpDef* op = tw::op_registry().find_command({cmd})) return run_op_command(*op, argc, argv, 2);
     throw UsageError("unknown command '" + cmd + "' (see tilewave --help)");
   } catch (const tw::ParamError& e) {

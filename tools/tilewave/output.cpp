@@ -12,8 +12,10 @@
 #include "engine/json.hpp"
 #include "engine/memory.hpp"
 #include "engine/output_file.hpp"
+#include "engine/output_folder.hpp"
 #include "engine/trace.hpp"
 #include "io/open_sink.hpp"
+#include "io/zarr/zarr_sink.hpp"
 #include "jobs/write_result.hpp"
 
 namespace tw::cli {
@@ -38,7 +40,11 @@ std::vector<OptionSpec> output_option_specs() {
 }
 
 void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs) {
-  check_output_path(output, inputs);
+  // An OME-Zarr store is a folder: it may replace only an earlier store.
+  if (layout_for(output) == Layout::kZarr)
+    check_output_folder(output, {"an OME-Zarr store (a folder with a .zgroup)", is_zarr_store}, inputs);
+  else
+    check_output_path(output, inputs);
   if (common.report.empty()) return;
   if (common.report == output || same_file(common.report, output))
     throw UsageError("--report " + common.report + " is the OUTPUT file");

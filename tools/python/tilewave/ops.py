@@ -1,0 +1,145 @@
+"""Every registered op as a function on arrays, generated from the engine's
+registry (engine/op_registry.hpp): ``tilewave.ops.gaussian(a, sigma=2)``.
+
+Images are numpy arrays H x W or H x W x C of uint8, uint16, int32, uint32 or
+float32 (anything else numpy can make an array of is converted with
+np.asarray first; CuPy arrays are copied to the host and the result back:
+see docs/python.md). Parameters are keywords named as the command line's
+options with '-' as '_' (``min_area=``, ``exclude_border=``; a Python
+keyword gets a trailing '_': ``from_=``), checked by the same parser, so a
+bad value is a ValueError with the CLI's message. Every op also takes
+``device`` ("cpu", the default, "cuda", "cuda:N" or "auto"), ``memory``
+(bytes, or "512M"), ``tile`` and ``threads``. An op that makes an image
+returns a new array (H x W when the result has one channel, else H x W x C);
+a reduction returns a dict of its figures.
+"""
+import inspect as _inspect
+import keyword as _keyword
+
+import numpy as _np
+
+from . import _tilewave
+
+_OPTIONS = (("device", "cpu"), ("memory", None), ("tile", None), ("threads", None))
+
+
+def _pyname(name, taken=()):
+    name = name.replace("-", "_")
+    if _keyword.iskeyword(name) or name in taken:
+        name += "_"
+    return name
+
+
+def _host_array(x, what):
+    """(numpy array, how to give the result back) for an image argument."""
+    if isinstance(x, _np.ndarray):
+        return x, None
+    if hasattr(x, "__cuda_array_interface__"):
+        # A device array (CuPy, PyTorch on CUDA, Numba): the engine reads host
+        # memory, so its pixels are copied down and the result copied back up.
+        try:
+            import cupy
+        except ImportError:
+            raise TypeError("%s is a CUDA array; tilewave needs CuPy to copy it to the host" % what) from None
+        return cupy.asnumpy(x), cupy.asarray
+    if hasattr(x, "__dlpack__"):
+        return _np.from_dlpack(x), None
+    return _np.asarray(x), None
+
+
+def _value_text(value):
+    if isinstance(value, _np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _doc(op, images, params):
+    lines = [op["summary"], ""]
+    if op["help"] and op["help"] != op["summary"]:
+        lines += [op["help"], ""]
+    lines.append("Command line: tilewave %s%s" % (" ".join(op["command"]), (" " + op["usage"]) if op["usage"] else ""))
+    if op["takes"]:
+        lines.append("Input: %s." % op["takes"])
+    lines += ["", "Images: " + ", ".join(images) + " (numpy arrays H x W or H x W x C)."]
+    if params:
+        lines += ["", "Parameters:"]
+    for p in params:
+        if p["kind"] == "image":
+            what = "an optional image (array)"
+        elif p["kind"] == "flag":
+            what = "True/False"
+        elif p["kind"] == "choice":
+            what = "one of " + ", ".join(p["choices"])
+        elif p["kind"] in ("real", "integer"):
+            what = "%s %g..%g" % (p["kind"], p["lo"], p["hi"])
+        else:
+            what = "text"
+        extra = ", required" if p["required"] else (", default %s" % p["default"] if p["default"] else "")
+        lines.append("  %s (%s%s): %s" % (p["py"], what, extra, p["help"]))
+    lines += ["", "Options: device='cpu'|'cuda'|'cuda:N'|'auto', memory=bytes or '512M', tile=N, threads=N."]
+    lines.append("Returns: " + ("a new numpy array." if op["image_result"] else "a dict of the op's figures."))
+    return "\n".join(lines)
+
+
+def _make(op):
+    images = []
+    for name in op["inputs"]:
+        images.append(_pyname(name, images))
+    params = []
+    for p in op["params"]:
+        p = dict(p)
+        p["py"] = _pyname(p["name"], images + [q["py"] for q in params] + [o for o, _ in _OPTIONS])
+        params.append(p)
+    by_name = {p["name"]: p for p in params}
+    optional = [by_name[n] for n in op["optional_inputs"]]
+    P = _inspect.Parameter
+    sig = _inspect.Signature(
+        [P(n, P.POSITIONAL_OR_KEYWORD) for n in images]
+        + [P(p["py"], P.KEYWORD_ONLY, default=None) for p in params]
+        + [P(n, P.KEYWORD_ONLY, default=d) for n, d in _OPTIONS])
+
+    def op_function(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)  # TypeError: a missing image, an unknown keyword
+        bound.apply_defaults()
+        a = bound.arguments
+        arrays, names, back = [], [], None
+        for n in images + [p["py"] for p in optional if a[p["py"]] is not None]:
+            arr, give_back = _host_array(a[n], n)
+            back = back or give_back
+            arrays.append(arr)
+            names.append(n)
+        values = {}
+        for p in params:
+            v = a[p["py"]]
+            if v is None:
+                continue
+            if p["kind"] == "image":
+                values[p["name"]] = p["name"]
+            elif p["kind"] == "flag":
+                if not isinstance(v, (bool, _np.bool_)):
+                    raise ValueError("%s: %s is a flag: True or False, not %r" % (op["name"], p["py"], v))
+                if v:
+                    values[p["name"]] = "1"
+            else:
+                values[p["name"]] = _value_text(v)
+        options = [(n, _value_text(a[n])) for n, _ in _OPTIONS if a[n] is not None]
+        out = _tilewave._run_op(op["name"], arrays, names, values, options, True)
+        return back(out) if back is not None and op["image_result"] else out
+
+    op_function.__name__ = op_function.__qualname__ = op["pyname"]
+    op_function.__module__ = __name__
+    op_function.__signature__ = sig
+    op_function.__doc__ = _doc(op, images, params)
+    op_function.registry_name = op["name"]
+    op_function._params = [dict(p, pyname=p["py"]) for p in params]
+    op_function._image_result = op["image_result"]
+    return op_function
+
+
+__all__ = []
+for _op in _tilewave._op_table():
+    globals()[_op["pyname"]] = _make(_op)
+    __all__.append(_op["pyname"])
+del _op

@@ -9,6 +9,7 @@
 #include <jpeglib.h>
 
 #include "engine/error.hpp"
+#include "io/codec/jpeg_vector_dest.hpp"
 
 namespace tw {
 namespace {
@@ -56,39 +57,12 @@ void init_error(ErrorMgr& e) {
   e.message[0] = 0;
 }
 
-// Compressed bytes go straight into a std::vector.
-struct VectorDest {
-  jpeg_destination_mgr pub;
-  std::vector<uint8_t>* out = nullptr;
-};
-
-void dest_init(j_compress_ptr c) {
-  auto* d = reinterpret_cast<VectorDest*>(c->dest);
-  if (d->out->size() < 16384) d->out->resize(16384);
-  d->pub.next_output_byte = d->out->data();
-  d->pub.free_in_buffer = d->out->size();
-}
-
-boolean dest_empty(j_compress_ptr c) {
-  auto* d = reinterpret_cast<VectorDest*>(c->dest);
-  const size_t old = d->out->size();
-  d->out->resize(old * 2);
-  d->pub.next_output_byte = d->out->data() + old;
-  d->pub.free_in_buffer = old;
-  return TRUE;
-}
-
-void dest_term(j_compress_ptr c) {
-  auto* d = reinterpret_cast<VectorDest*>(c->dest);
-  d->out->resize(d->out->size() - d->pub.free_in_buffer);
-}
-
 }  // namespace
 
 struct JpegEncoder::State {
   jpeg_compress_struct cinfo{};
   ErrorMgr err;
-  VectorDest dest;
+  JpegVectorDest dest;  // compressed bytes go straight into a std::vector
   int64_t w = 0, h = 0;
   int channels = 0;
 };
@@ -105,10 +79,7 @@ JpegEncoder::JpegEncoder(int channels, int quality, ChromaSubsampling sub, int64
     throw InternalError(std::string("JPEG encoder setup failed: ") + st_->err.message);
   }
   jpeg_create_compress(&c);
-  st_->dest.pub.init_destination = dest_init;
-  st_->dest.pub.empty_output_buffer = dest_empty;
-  st_->dest.pub.term_destination = dest_term;
-  c.dest = &st_->dest.pub;
+  st_->dest.attach(&c);
   c.image_width = static_cast<JDIMENSION>(tile_w);
   c.image_height = static_cast<JDIMENSION>(tile_h);
   c.input_components = channels;

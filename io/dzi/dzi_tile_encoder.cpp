@@ -10,6 +10,7 @@
 #include <jpeglib.h>
 
 #include "engine/error.hpp"
+#include "io/codec/jpeg_vector_dest.hpp"
 #include "io/codec/png_codec.hpp"
 
 namespace tw {
@@ -27,32 +28,6 @@ void on_error_exit(j_common_ptr c) {
   auto* e = reinterpret_cast<JpegErr*>(c->err);
   (*c->err->format_message)(c, e->message);
   longjmp(e->jump, 1);
-}
-
-struct VectorDest {
-  jpeg_destination_mgr pub;
-  std::vector<uint8_t>* out = nullptr;
-};
-
-void dest_init(j_compress_ptr c) {
-  auto* d = reinterpret_cast<VectorDest*>(c->dest);
-  if (d->out->size() < 65536) d->out->resize(65536);
-  d->pub.next_output_byte = d->out->data();
-  d->pub.free_in_buffer = d->out->size();
-}
-
-boolean dest_empty(j_compress_ptr c) {
-  auto* d = reinterpret_cast<VectorDest*>(c->dest);
-  const size_t old = d->out->size();
-  d->out->resize(old * 2);
-  d->pub.next_output_byte = d->out->data() + old;
-  d->pub.free_in_buffer = old;
-  return TRUE;
-}
-
-void dest_term(j_compress_ptr c) {
-  auto* d = reinterpret_cast<VectorDest*>(c->dest);
-  d->out->resize(d->out->size() - d->pub.free_in_buffer);
 }
 
 }  // namespace
@@ -76,7 +51,7 @@ void DziTileFormat::validate() const {
 struct DziTileEncoder::Jpeg {
   jpeg_compress_struct cinfo{};
   JpegErr err;
-  VectorDest dest;
+  JpegVectorDest dest;
 };
 
 DziTileEncoder::DziTileEncoder(const DziTileFormat& f) : f_(f) {
@@ -92,10 +67,8 @@ DziTileEncoder::DziTileEncoder(const DziTileFormat& f) : f_(f) {
     throw InternalError(std::string("JPEG encoder setup failed: ") + jpeg_->err.message);
   }
   jpeg_create_compress(&c);
-  jpeg_->dest.pub.init_destination = dest_init;
-  jpeg_->dest.pub.empty_output_buffer = dest_empty;
-  jpeg_->dest.pub.term_destination = dest_term;
-  c.dest = &jpeg_->dest.pub;
+  jpeg_->dest.initial = 65536;
+  jpeg_->dest.attach(&c);
   c.input_components = f_.fmt.channels;
   c.in_color_space = f_.fmt.channels == 3 ? JCS_RGB : JCS_GRAYSCALE;
   jpeg_set_defaults(&c);

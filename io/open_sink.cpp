@@ -1,22 +1,13 @@
 #include "io/open_sink.hpp"
 
 #include "engine/error.hpp"
+#include "engine/text.hpp"
 #include "io/dzi/dzi_sink.hpp"
 #include "io/tiff/ome_tiff_sink.hpp"
 #include "io/tiff/tiff_pyramid_sink.hpp"
 #include "io/zarr/zarr_sink.hpp"
 
 namespace tw {
-namespace {
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  if (s.size() < tail.size()) return false;
-  for (size_t i = 0; i < tail.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - tail.size() + i])) != tail[i]) return false;
-  return true;
-}
-
-}  // namespace
 
 Layout layout_for(const std::string& path, const std::string& forced) {
   if (!forced.empty()) {
@@ -26,11 +17,11 @@ Layout layout_for(const std::string& path, const std::string& forced) {
     if (forced == "zarr" || forced == "ome-zarr") return Layout::kZarr;
     throw InputError("unknown output format '" + forced + "' (expected tiff, ome-tiff, dzi or zarr)");
   }
-  if (ends_with(path, ".ome.tif") || ends_with(path, ".ome.tiff") || ends_with(path, ".ome.btf"))
+  if (ends_with_nocase(path, ".ome.tif") || ends_with_nocase(path, ".ome.tiff") || ends_with_nocase(path, ".ome.btf"))
     return Layout::kOmeTiff;
-  if (ends_with(path, ".dzi")) return Layout::kDzi;
-  if (ends_with(path, ".zip")) return Layout::kDzi;  // a Deep Zoom pyramid in one zip, as vips dzsave
-  if (ends_with(path, ".zarr") || ends_with(path, ".zarr/")) return Layout::kZarr;
+  if (ends_with_nocase(path, ".dzi")) return Layout::kDzi;
+  if (ends_with_nocase(path, ".zip")) return Layout::kDzi;  // a Deep Zoom pyramid in one zip, as vips dzsave
+  if (ends_with_nocase(path, ".zarr") || ends_with_nocase(path, ".zarr/")) return Layout::kZarr;
   return Layout::kTiff;
 }
 

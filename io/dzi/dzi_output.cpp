@@ -11,17 +11,11 @@
 
 #include "engine/error.hpp"
 #include "engine/output_file.hpp"
+#include "engine/text.hpp"
 #include "io/dzi/dzi_zip.hpp"
 
 namespace tw {
 namespace {
-
-bool ends_with_nocase(const std::string& s, const std::string& tail) {
-  if (s.size() < tail.size()) return false;
-  for (size_t i = 0; i < tail.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - tail.size() + i])) != tail[i]) return false;
-  return true;
-}
 
 bool is_dir(const std::string& p) {
   struct stat st {};

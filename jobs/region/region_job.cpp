@@ -13,18 +13,12 @@
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
 #include "engine/output_file.hpp"
+#include "engine/text.hpp"
 #include "io/codec/png_codec.hpp"
 #include "io/dzi/dzi_tile_encoder.hpp"
 
 namespace tw {
 namespace {
-
-bool ends_with_nocase(const std::string& s, const std::string& tail) {
-  if (s.size() < tail.size()) return false;
-  for (size_t i = 0; i < tail.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - tail.size() + i])) != tail[i]) return false;
-  return true;
-}
 
 bool is_png(const std::string& path) {
   return ends_with_nocase(path, ".png");

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "engine/error.hpp"
+#include "engine/text.hpp"
 
 namespace tw::cli {
 namespace {
@@ -19,13 +20,6 @@ std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
-bool ends_with_ci(const std::string& s, const std::string& tail) {
-  if (s.size() < tail.size()) return false;
-  for (size_t i = 0; i < tail.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - tail.size() + i])) != tail[i]) return false;
-  return true;
 }
 
 // The file name without directory and extension (two-part ones such as
@@ -40,7 +34,7 @@ std::string output_name(const std::string& input) {
   n = slash == std::string::npos ? input : input.substr(slash + 1);
   bool cut = false;
   for (const char* two : {".ome.tif", ".ome.tiff", ".ome.btf"})
-    if (!cut && ends_with_ci(n, two)) n.resize(n.size() - std::strlen(two)), cut = true;
+    if (!cut && ends_with_nocase(n, two)) n.resize(n.size() - std::strlen(two)), cut = true;
   if (!cut) {
     const auto dot = n.find_last_of('.');
     if (dot != std::string::npos && dot > 0) n.resize(dot);

@@ -181,6 +181,204 @@ TEST(ServeCli, OutlineTilesEqualTheLabelsOutlines) {
   EXPECT_EQ(s.stop(SIGTERM, 10), 0);
 }
 
+// GeoJSON overlays: `tilewave features` of the labels (axis-parallel rings
+// along the pixels' edges, holes, MultiPolygons) and a hand-written file
+// with edges of every slope, half-pixel and edge-of-slide vertices, as a bare
+// array of features; every overlay tile of every level against the rings
+// drawn by skimage.draw.line (geojson_outlines_oracle.py says the rule).
+TEST(ServeCli, GeoJsonOutlineTilesEqualSkimageLines) {
+  if (!have_oracle_modules() || !test::python_has("skimage")) GTEST_SKIP() << "tifffile/PIL/scipy/skimage missing";
+  test::TempDir tmp;
+  const std::string input = "synthetic:700x389";
+  const std::string pyr = make_pyramid(tmp, input, "slide.tif");
+  const std::string labels = make_labels(tmp, input);
+  const std::string features = tmp.file("cells.geojson");
+  const auto f = test::run_cli({"features", labels, features});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  const std::string drawn = tmp.file("drawn.json");
+  write_file(drawn, R"([
+ {"type": "Feature", "properties": {"name": "star", "nested": [[[{"a": [1, 2]}]]]},
+  "geometry": {"coordinates": [[[350, 10], [420.5, 190], [699, 200.5], [420, 230], [350, 388], [280, 230],
+                                [1, 200], [280, 190], [350, 10]],
+                               [[340, 150], [360, 150], [360, 170], [340, 170], [340, 150]]],
+               "type": "Polygon"}},
+ {"type": "Feature", "geometry": {"type": "MultiPolygon", "coordinates": [
+   [[[0, 0], [700, 389], [0, 389], [0, 0]]],
+   [[[600, 0], [700, 0], [700, 50.75], [600, 0]]]]}, "properties": {}}
+])");
+  Server s({pyr, pyr, "--overlay", features, "--overlay", drawn, "--port", "0", "--outline-color", "255,0,255",
+            "--tile", "128"});
+  ASSERT_GT(s.port(), 0) << s.first_line();
+  const DziGeometry g{700, 389, 128, 1};
+  for (const auto& [name, file] : {std::pair<std::string, std::string>{"slide", features}, {"slide-2", drawn}}) {
+    const std::string dir = tmp.file("o-" + name);
+    mkdir(dir.c_str(), 0755);
+    fetch_all(s.port(), "/overlays/" + name + "_files/", g, "png", dir);
+    auto r = test::run_python(test::oracle("geojson_outlines_oracle.py"),
+                              {file, dir, "700", "389", "128", "1", "255,0,255"});
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.out.find("\"outline_pixels\": 0}"), std::string::npos) << "no outlines at all: " << r.out;
+  }
+  const auto list = nlohmann::json::parse(http_get(s.port(), "/slides").body);
+  EXPECT_EQ(list[1]["overlay"], "/overlays/slide-2.dzi");
+  EXPECT_EQ(s.stop(SIGTERM, 10), 0);
+}
+
+// `tilewave nuclei SLIDE DIR` with the slide in DIR: the server finds
+// DIR/nuclei.geojson by itself and draws it; --overlay still wins.
+TEST(ServeCli, NucleiGeoJsonBesideTheSlideIsTheOverlay) {
+  if (!have_oracle_modules() || !test::python_has("skimage")) GTEST_SKIP() << "tifffile/PIL/scipy/skimage missing";
+  test::TempDir tmp;
+  const std::string pyr = make_pyramid(tmp, "synthetic:900x500", "case.tif");
+  const auto n = test::run_cli({"nuclei", pyr, tmp.path()});
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  {
+    Server s({pyr, "--port", "0", "--tile", "256"});
+    ASSERT_GT(s.port(), 0) << s.first_line();
+    const auto list = nlohmann::json::parse(http_get(s.port(), "/slides").body);
+    EXPECT_EQ(list[0]["overlay"], "/overlays/case.dzi");
+    const std::string dir = tmp.file("o");
+    mkdir(dir.c_str(), 0755);
+    fetch_all(s.port(), "/overlays/case_files/", DziGeometry{900, 500, 256, 1}, "png", dir);
+    auto r = test::run_python(test::oracle("geojson_outlines_oracle.py"),
+                              {tmp.file("nuclei.geojson"), dir, "900", "500", "256", "1", "0,255,0"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("\"rings\": 0,"), std::string::npos) << "no nuclei: " << r.out;
+    EXPECT_EQ(s.stop(SIGTERM, 10), 0);
+  }
+  // An explicit label overlay replaces the one found beside the slide.
+  Server s({pyr, "--overlay", tmp.file("labels.tif"), "--port", "0"});
+  ASSERT_GT(s.port(), 0) << s.first_line();
+  EXPECT_EQ(get_status(s.port(), "/overlays/case.dzi"), 200);
+  EXPECT_EQ(s.stop(SIGTERM, 10), 0);
+  // A slide elsewhere has no overlay.
+  Server other({"synthetic:300x200", "--port", "0"});
+  ASSERT_GT(other.port(), 0) << other.first_line();
+  EXPECT_EQ(get_status(other.port(), "/overlays/synthetic.dzi"), 404);
+  EXPECT_EQ(other.stop(SIGTERM, 10), 0);
+}
+
+// Square nuclei on a grid, as QuPath detections.
+std::string square_nuclei(int64_t w, int64_t h, int64_t step) {
+  std::string out = "{\"type\":\"FeatureCollection\",\"features\":[";
+  bool first = true;
+  for (int64_t y = 0; y + 5 <= h; y += step)
+    for (int64_t x = 0; x + 5 <= w; x += step) {
+      const std::string X0 = std::to_string(x), Y0 = std::to_string(y), X1 = std::to_string(x + 5),
+                        Y1 = std::to_string(y + 5);
+      out += std::string(first ? "" : ",") +
+             "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Polygon\",\"coordinates\":[[[" + X0 + "," + Y0 + "],[" +
+             X1 + "," + Y0 + "],[" + X1 + "," + Y1 + "],[" + X0 + "," + Y1 + "],[" + X0 + "," + Y0 +
+             "]]]},\"properties\":{\"objectType\":\"detection\"}}";
+      first = false;
+    }
+  return out + "]}\n";
+}
+
+// A GeoJSON whose polygons need more than a quarter of --memory is refused
+// at start, naming the --memory it needs; with that much it is served.
+TEST(ServeCli, GeoJsonOverTheMemoryBudgetIsRefused) {
+  test::TempDir tmp;
+  test::RunOptions limit;
+  limit.terminate_after = 20;
+  const std::string big = tmp.file("big.geojson");
+  write_file(big, square_nuclei(3000, 3000, 7));  // 183k rings, 918k vertices: ~11 MiB
+  const auto r =
+      test::run_cli({"serve", "synthetic:3000x3000", "--overlay", big, "--memory", "16M", "--port", "0"}, limit);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("tilewave: error: " + big + ": its outlines", 0), 0u) << r.err;
+  const size_t p = r.err.find("give --memory ");
+  ASSERT_NE(p, std::string::npos) << r.err;
+  const int64_t need = std::atoll(r.err.c_str() + p + 14);
+  EXPECT_GT(need, 16);
+  EXPECT_LT(need, 200) << r.err;
+  Server s({"synthetic:3000x3000", "--overlay", big, "--memory", std::to_string(need) + "M", "--port", "0"});
+  ASSERT_GT(s.port(), 0) << "with the --memory the error asked for: " << s.first_line();
+  EXPECT_EQ(get_status(s.port(), "/overlays/synthetic_files/12/0_0.png"), 200);
+  EXPECT_EQ(s.stop(SIGTERM, 10), 0);
+}
+
+TEST(ServeCli, BadGeoJsonIsAOneLineErrorAtStart) {
+  test::TempDir tmp;
+  test::RunOptions limit;
+  limit.terminate_after = 20;
+  auto feature = [](const std::string& geometry) {
+    return "{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\"geometry\":" + geometry +
+           ",\"properties\":{}}]}";
+  };
+  auto poly = [&](const std::string& coords) {
+    return feature("{\"type\":\"Polygon\",\"coordinates\":" + coords + "}");
+  };
+  const std::string square = "[[[1,1],[9,1],[9,9],[1,9],[1,1]]]";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"empty file", ""},
+      {"not json", "hello"},
+      {"truncated", poly(square).substr(0, 60)},
+      {"trailing junk", poly(square) + "]"},
+      {"NaN", poly("[[[1,1],[NaN,1],[9,9],[1,1]]]")},
+      {"Infinity", poly("[[[1,1],[Infinity,1],[9,9],[1,1]]]")},
+      {"1e999", poly("[[[1,1],[1e999,1],[9,9],[1,9],[1,1]]]")},
+      {"huge integer", poly("[[[1,1],[123456789012345678901234567890,1],[9,9],[1,9],[1,1]]]")},
+      {"negative", poly("[[[-1,1],[9,1],[9,9],[1,9],[-1,1]]]")},
+      {"outside the slide", poly("[[[1,1],[301,1],[9,9],[1,9],[1,1]]]")},
+      {"string coordinate", poly("[[[\"1\",1],[9,1],[9,9],[1,9],[\"1\",1]]]")},
+      {"null coordinate", poly("[[[null,1],[9,1],[9,9],[1,9],[1,1]]]")},
+      {"object coordinate", poly("[[{\"x\":1},[9,1],[9,9],[1,9],[1,1]]]")},
+      {"not closed", poly("[[[1,1],[9,1],[9,9],[1,9],[1,2]]]")},
+      {"3 positions", poly("[[[1,1],[9,1],[1,1]]]")},
+      {"1-number position", poly("[[[1],[9,1],[9,9],[1,9],[1]]]")},
+      {"4-number position", poly("[[[1,1,0,0],[9,1],[9,9],[1,9],[1,1]]]")},
+      {"empty coordinates", poly("[]")},
+      {"empty ring", poly("[[]]")},
+      {"uneven nesting", poly("[[[1,1],[9,1],[9,9],[1,9],[[1,1]]]]")},
+      {"mixed position", poly("[[[1,[1]],[9,1],[9,9],[1,9],[1,1]]]")},
+      {"MultiPolygon nested as Polygon", feature("{\"type\":\"MultiPolygon\",\"coordinates\":" + square + "}")},
+      {"Polygon nested as MultiPolygon", feature("{\"type\":\"Polygon\",\"coordinates\":[" + square + "]}")},
+      {"Point", feature("{\"type\":\"Point\",\"coordinates\":[1,1]}")},
+      {"no type", feature("{\"coordinates\":" + square + "}")},
+      {"no coordinates", feature("{\"type\":\"Polygon\"}")},
+      {"null geometry", feature("null")},
+      {"numeric geometry", feature("7")},
+      {"feature without geometry", "{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\"}]}"},
+      {"empty feature", "{\"type\":\"FeatureCollection\",\"features\":[{}]}"},
+      {"features not objects", "{\"type\":\"FeatureCollection\",\"features\":[1,2]}"},
+      {"features an object", "{\"type\":\"FeatureCollection\",\"features\":{}}"},
+      {"no features", "{\"type\":\"FeatureCollection\"}"},
+      {"a lone Feature", "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Polygon\",\"coordinates\":" + square + "}}"},
+      {"wrong feature type", "{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Point\"}]}"},
+      {"a number", "42"},
+      {"deep nesting", std::string(100000, '[') + std::string(100000, ']')},
+      {"deep nesting in properties",
+       "{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\"properties\":" + std::string(50000, '[') +
+           std::string(50000, ']') + "}]}"},
+      {"invalid UTF-8", "{\"type\":\"FeatureCollection\",\"features\":[],\"x\":\"\xff\xfe\"}"},
+  };
+  for (const auto& [what, text] : bad) {
+    const std::string file = tmp.file("bad.geojson");
+    write_file(file, text);
+    const auto r = test::run_cli({"serve", "synthetic:300x200", "--overlay", file, "--port", "0"}, limit);
+    EXPECT_NE(r.exit_code, 0) << what;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("tilewave: error: " + file + ": ", 0), 0u) << what << ": " << r.err;
+  }
+  const auto missing = test::run_cli({"serve", "synthetic:300x200", "--overlay", tmp.file("no.geojson")}, limit);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+  // A bad nuclei.geojson found beside the slide is an error too (not ignored).
+  const std::string slide = make_pyramid(tmp, "synthetic:300x200", "s.tif");
+  write_file(tmp.file("nuclei.geojson"), poly("[[[1,1],[9,1]]]"));
+  const auto beside = test::run_cli({"serve", slide, "--port", "0"}, limit);
+  EXPECT_NE(beside.exit_code, 0);
+  EXPECT_NE(beside.err.find("nuclei.geojson: "), std::string::npos) << beside.err;
+  // Valid edge cases start: no features at all, vertices on the slide's edge.
+  write_file(tmp.file("nuclei.geojson"), "{\"type\":\"FeatureCollection\",\"features\":[]}");
+  Server empty({slide, "--port", "0"});
+  ASSERT_GT(empty.port(), 0) << empty.first_line();
+  EXPECT_EQ(get_status(empty.port(), "/overlays/s_files/9/0_0.png"), 200);
+  EXPECT_EQ(empty.stop(SIGTERM, 10), 0);
+}
+
 TEST(ServeCli, HostilePathsAndJunkAreRefused) {
   test::TempDir tmp;
   write_file(tmp.file("secret.txt"), "root:x:0:0:secret\n");
@@ -190,7 +388,11 @@ TEST(ServeCli, HostilePathsAndJunkAreRefused) {
   EXPECT_EQ(get_status(p, "/slides/synthetic.dzi"), 200);
   EXPECT_EQ(get_status(p, "/slides/synthetic_files/10/2_1.jpeg"), 200);
   EXPECT_EQ(get_status(p, "/"), 200);
+  EXPECT_EQ(get_status(p, "/list"), 200);
   EXPECT_EQ(get_status(p, "/slides"), 200);
+  for (const char* q : {"/?slide=nosuch", "/?slide=..%2f..%2fetc%2fpasswd", "/?slide=", "/?slide=%00",
+                        "/?slide=synthetic%2f..", "/list/x", "/view/"})
+    EXPECT_EQ(get_status(p, q), 404) << q;
   const std::string secret = tmp.file("secret.txt");
   const std::vector<std::string> hostile = {"/slides/../../../../etc/passwd",
                                             "/slides/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
@@ -428,14 +630,40 @@ TEST(ServeCli, ListsAndViewerPage) {
   EXPECT_EQ(j[0]["dzi"], "/slides/synthetic.dzi");
   EXPECT_EQ(j[0]["width"], 300);
   EXPECT_DOUBLE_EQ(j[0]["mpp_x"].get<double>(), 0.25);
-  const auto index = http_get(p, "/");
-  ASSERT_EQ(index.status, 200);
-  EXPECT_NE(index.body.find("/view/synthetic-2"), std::string::npos);
+  EXPECT_EQ(j[1]["view"], "/?slide=synthetic-2");
+  const auto list_page = http_get(p, "/list");
+  ASSERT_EQ(list_page.status, 200);
+  EXPECT_NE(list_page.body.find("href=\"/?slide=synthetic-2\""), std::string::npos);
+  EXPECT_EQ(get_status(p, "/?slide=nosuch"), 404);
   const auto view = http_get(p, "/view/synthetic");
-  if (view.status == 503) GTEST_SKIP() << "OpenSeadragon not installed (tools/install-deps.sh)";
+  if (view.status == 503) {
+    // Without the viewer, / is the list of slides (saying so).
+    const auto root = http_get(p, "/");
+    EXPECT_EQ(root.status, 200);
+    EXPECT_NE(root.body.find("not installed"), std::string::npos);
+    GTEST_SKIP() << "OpenSeadragon not installed (tools/install-deps.sh)";
+  }
   ASSERT_EQ(view.status, 200);
   EXPECT_NE(view.body.find("/slides/synthetic.dzi"), std::string::npos);
   EXPECT_EQ(view.body.find("@TILEWAVE"), std::string::npos);
+  // / is the first slide's viewer, /?slide=NAME another's, /view/NAME its alias;
+  // the page's config names the slide and lists all (the picker).
+  auto config = [](const std::string& page) {
+    const size_t a = page.find("const config = "), b = page.find(";\n", a);
+    return nlohmann::json::parse(page.substr(a + 15, b - a - 15));
+  };
+  const auto root = http_get(p, "/");
+  ASSERT_EQ(root.status, 200);
+  EXPECT_EQ(root.body, view.body);
+  EXPECT_EQ(config(root.body)["dzi"], "/slides/synthetic.dzi");
+  const auto second = http_get(p, "/?slide=synthetic-2");
+  ASSERT_EQ(second.status, 200);
+  const auto c2 = config(second.body);
+  EXPECT_EQ(c2["name"], "synthetic-2");
+  EXPECT_EQ(c2["dzi"], "/slides/synthetic-2.dzi");
+  EXPECT_EQ(c2["slides"], nlohmann::json::parse(R"(["synthetic", "synthetic-2"])"));
+  EXPECT_EQ(config(http_get(p, "/?slide=synthetic&x=1").body)["name"], "synthetic");
+  EXPECT_EQ(http_get(p, "/view/synthetic-2").body, second.body);
   const auto js = http_get(p, "/viewer/openseadragon.min.js");
   ASSERT_EQ(js.status, 200);
   EXPECT_GT(js.body.size(), 100000u);

@@ -45,13 +45,15 @@ std::string html_escape(const std::string& s) {
   return o;
 }
 
-std::string index_html(const std::vector<std::unique_ptr<Slide>>& slides) {
+std::string index_html(const std::vector<std::unique_ptr<Slide>>& slides, bool no_viewer) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tilewave serve</title></head>\n<body>\n"
-    << "<h1>Slides</h1>\n<ul>\n";
+    << "<h1>Slides</h1>\n"
+    << (no_viewer ? "<p>The viewer is not installed (run tools/install-deps.sh); the tiles are served.</p>\n" : "")
+    << "<ul>\n";
   for (const auto& s : slides) {
     const std::string n = html_escape(s->name());
-    o << "<li><a href=\"/view/" << n << "\">" << n << "</a> " << s->geometry().width << " x " << s->geometry().height
+    o << "<li><a href=\"/?slide=" << n << "\">" << n << "</a> " << s->geometry().width << " x " << s->geometry().height
       << " (<a href=\"/slides/" << n << ".dzi\">dzi</a>"
       << (s->has_overlay() ? ", <a href=\"/overlays/" + n + ".dzi\">outlines</a>" : "") << ")</li>\n";
   }
@@ -64,7 +66,7 @@ std::string slides_json(const std::vector<std::unique_ptr<Slide>>& slides) {
   for (const auto& s : slides) {
     nlohmann::json j = {{"name", s->name()},
                         {"dzi", "/slides/" + s->name() + ".dzi"},
-                        {"view", "/view/" + s->name()},
+                        {"view", "/?slide=" + s->name()},
                         {"width", s->geometry().width},
                         {"height", s->geometry().height},
                         {"mpp_x", s->info().mpp_x},
@@ -113,14 +115,18 @@ const std::string* ViewerFiles::find(const std::string& name) const {
   return it == files_.end() ? nullptr : &it->second;
 }
 
-std::string ViewerFiles::page(const Slide& slide, TileFormat format) const {
+std::string ViewerFiles::page(const Slide& slide, TileFormat format,
+                              const std::vector<std::unique_ptr<Slide>>& slides) const {
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& s : slides) names.push_back(s->name());
   // The page's one placeholder is a JSON object; slide names hold no '<', so
   // it cannot end the script element it sits in.
   nlohmann::json config = {{"name", slide.name()},
                            {"dzi", "/slides/" + slide.name() + ".dzi"},
                            {"format", tile_format_extension(format)},
                            {"mpp", slide.info().mpp_x},
-                           {"overlay", slide.has_overlay() ? "/overlays/" + slide.name() + ".dzi" : ""}};
+                           {"overlay", slide.has_overlay() ? "/overlays/" + slide.name() + ".dzi" : ""},
+                           {"slides", names}};
   std::string page = page_template_;
   const std::string key = "@TILEWAVE_CONFIG@";
   if (const size_t p = page.find(key); p != std::string::npos) page.replace(p, key.size(), config.dump());

@@ -14,7 +14,8 @@
 namespace tw::serve {
 
 std::string descriptor_xml(const DziGeometry& g, TileFormat format);
-std::string index_html(const std::vector<std::unique_ptr<Slide>>& slides);
+// no_viewer: the page says that the viewer is not installed.
+std::string index_html(const std::vector<std::unique_ptr<Slide>>& slides, bool no_viewer);
 std::string slides_json(const std::vector<std::unique_ptr<Slide>>& slides);
 
 class ViewerFiles {
@@ -25,7 +26,8 @@ class ViewerFiles {
   bool installed() const { return installed_; }
   // "openseadragon.min.js" or "images/NAME.png"; null when not one of them.
   const std::string* find(const std::string& name) const;
-  std::string page(const Slide& slide, TileFormat format) const;
+  // The viewer of `slide`, with a picker of all `slides`.
+  std::string page(const Slide& slide, TileFormat format, const std::vector<std::unique_ptr<Slide>>& slides) const;
   const std::string& dir() const { return dir_; }
 
  private:

@@ -62,6 +62,10 @@ Route parse_route(const std::string& path) {
     r.kind = Route::kIndex;
     return r;
   }
+  if (path == "/list") {
+    r.kind = Route::kList;
+    return r;
+  }
   if (path == "/slides") {
     r.kind = Route::kSlideList;
     return r;

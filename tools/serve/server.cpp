@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -81,35 +83,80 @@ struct TileServer::Impl {
   LruCache<Image> blocks;
   ViewerFiles viewer;
   int listen_fd = -1;
-  Impl(ServeOptions o)
+  // polygon_bytes: what the GeoJSON overlays hold, taken from the tile
+  // cache's half of --memory (they may take a quarter at most).
+  Impl(ServeOptions o, size_t polygon_bytes)
       : opt(std::move(o)),
-        tiles(opt.memory / 2, bytes_cost),
+        tiles(opt.memory / 2 - polygon_bytes, bytes_cost),
         blocks(opt.memory / 4, image_cost),
         viewer(opt.viewer_dir) {}
 };
 
+namespace {
+
+bool ends_with_nocase(const std::string& s, const std::string& e) {
+  return s.size() >= e.size() && std::equal(e.rbegin(), e.rend(), s.rbegin(), [](char a, char b) {
+           return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
+         });
+}
+
+}  // namespace
+
+bool is_geojson_overlay(const std::string& path) {
+  return ends_with_nocase(path, ".geojson") || ends_with_nocase(path, ".json");
+}
+
+std::string nuclei_geojson_beside(const std::string& spec) {
+  if (spec.rfind("synthetic:", 0) == 0) return "";
+  const size_t slash = spec.find_last_of('/');
+  const std::string path = (slash == std::string::npos ? std::string(".") : spec.substr(0, slash)) + "/nuclei.geojson";
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? path : "";
+}
+
 TileServer::TileServer(const std::vector<std::string>& specs, const std::vector<std::string>& overlays,
-                       ServeOptions opt)
-    : impl_(std::make_unique<Impl>(std::move(opt))) {
-  const ServeOptions& o = impl_->opt;
-  TW_ASSERT(!specs.empty() && overlays.size() <= specs.size() && o.threads > 0);
+                       ServeOptions opt) {
+  TW_ASSERT(!specs.empty() && overlays.size() <= specs.size() && opt.threads > 0);
   const std::vector<std::string> names = slide_names(specs);
+  // The overlays: the i-th --overlay, else the nuclei.geojson beside the
+  // slide (what `tilewave nuclei SLIDE DIR` writes when DIR is the slide's
+  // folder). GeoJSON is read first: its store comes out of --memory.
+  std::vector<SourcePtr> sources(specs.size()), labels(specs.size());
+  std::vector<std::shared_ptr<const PolygonStore>> polygons(specs.size());
+  const size_t polygon_budget = opt.memory / 4;
+  size_t polygon_bytes = 0, readers = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    sources[i] = open_source(specs[i]);
+    ++readers;
+    const std::string overlay = i < overlays.size() ? overlays[i] : nuclei_geojson_beside(specs[i]);
+    if (overlay.empty()) continue;
+    if (is_geojson_overlay(overlay)) {
+      const LevelInfo& l0 = sources[i]->level(0);
+      polygons[i] = std::make_shared<const PolygonStore>(
+          PolygonStore::load(overlay, l0.width, l0.height, polygon_budget - polygon_bytes));
+      polygon_bytes += polygons[i]->bytes();
+    } else {
+      labels[i] = open_source(overlay);
+      ++readers;
+    }
+  }
+  impl_ = std::make_unique<Impl>(std::move(opt), polygon_bytes);
+  const ServeOptions& o = impl_->opt;
   // The last quarter of --memory: the readers' decode buffers and caches of
   // decoded stored tiles (a Deep Zoom tile of 254 + overlap straddles up to
   // four stored tiles, which its neighbours share).
-  const size_t per_reader = o.memory / 4 / (specs.size() + overlays.size());
-  auto open = [&](const std::string& spec) {
-    SourcePtr src = open_source(spec);
-    const size_t decode = reserve_decode_memory(*src, per_reader, o.threads);
-    src->set_read_cache(per_reader > decode ? per_reader - decode : 0);
-    return src;
-  };
+  const size_t per_reader = o.memory / 4 / readers;
+  for (const std::vector<SourcePtr>* list : {&sources, &labels})
+    for (const SourcePtr& src : *list) {
+      if (!src) continue;
+      const size_t decode = reserve_decode_memory(*src, per_reader, o.threads);
+      src->set_read_cache(per_reader > decode ? per_reader - decode : 0);
+    }
   for (size_t i = 0; i < specs.size(); ++i) {
-    SourcePtr src = open(specs[i]);
-    SourcePtr labels = i < overlays.size() ? open(overlays[i]) : nullptr;
     DziGeometry g;
-    g.width = src->level(0).width, g.height = src->level(0).height, g.tile = o.tile, g.overlap = o.overlap;
-    slides_.push_back(std::make_unique<Slide>(names[i], src, labels, g, &impl_->blocks));
+    g.width = sources[i]->level(0).width, g.height = sources[i]->level(0).height, g.tile = o.tile,
+    g.overlap = o.overlap;
+    slides_.push_back(std::make_unique<Slide>(names[i], sources[i], labels[i], polygons[i], g, &impl_->blocks));
   }
   auto& http = impl_->http;
   const int threads = o.threads;
@@ -146,7 +193,9 @@ TileServer::TileServer(const std::vector<std::string>& specs, const std::vector<
       return httplib::Server::HandlerResponse::Handled;
     }
     try {
-      handle(req.path, res);
+      // The one query the server reads: /?slide=NAME (httplib decodes it).
+      const std::string slide = req.has_param("slide") ? req.get_param_value("slide") : "";
+      handle(req.path, req.has_param("slide") ? &slide : nullptr, res);
     } catch (const std::exception& e) {
       // A corrupt tile of one slide: that request fails, the server goes on.
       // The message names files on the server: it goes to the server's log
@@ -165,14 +214,22 @@ bool TileServer::viewer_installed() const {
   return impl_->viewer.installed();
 }
 
-void TileServer::handle(const std::string& path, httplib::Response& res) const {
+void TileServer::handle(const std::string& path, const std::string* query_slide, httplib::Response& res) const {
   const ServeOptions& o = impl_->opt;
   auto not_found = [&] {
     res.status = 404;
     res.set_content("not found\n", "text/plain");
   };
-  const Route r = parse_route(path);
   const Slide* slide = nullptr;
+  Route r = parse_route(path);
+  if (r.kind == Route::kIndex) {
+    // The viewer of the first slide, or of ?slide=NAME; without the viewer
+    // installed, the list of slides (with a note saying so).
+    if (!impl_->viewer.installed() && !query_slide)
+      return res.set_content(index_html(slides_, true), "text/html; charset=utf-8");
+    r.kind = Route::kViewer;
+    r.name = query_slide ? *query_slide : slides_.front()->name();
+  }
   if (r.kind == Route::kDescriptor || r.kind == Route::kTile || r.kind == Route::kViewer) {
     for (const auto& s : slides_)
       if (s->name() == r.name) slide = s.get();
@@ -181,8 +238,9 @@ void TileServer::handle(const std::string& path, httplib::Response& res) const {
   switch (r.kind) {
     case Route::kNotFound:
       return not_found();
-    case Route::kIndex:
-      return res.set_content(index_html(slides_), "text/html; charset=utf-8");
+    case Route::kIndex:  // made a kViewer above
+    case Route::kList:
+      return res.set_content(index_html(slides_, !impl_->viewer.installed()), "text/html; charset=utf-8");
     case Route::kSlideList:
       return res.set_content(slides_json(slides_), "application/json");
     case Route::kDescriptor:
@@ -195,7 +253,7 @@ void TileServer::handle(const std::string& path, httplib::Response& res) const {
             "the viewer is not installed: run tools/install-deps.sh (npm ci in " + impl_->viewer.dir() + ")\n",
             "text/plain");
       }
-      return res.set_content(impl_->viewer.page(*slide, o.format), "text/html; charset=utf-8");
+      return res.set_content(impl_->viewer.page(*slide, o.format, slides_), "text/html; charset=utf-8");
     case Route::kAsset: {
       const std::string* bytes = impl_->viewer.find(r.name);
       if (!bytes) return not_found();

@@ -31,11 +31,19 @@ struct ServeOptions {
   std::string viewer_dir;
 };
 
+// A --overlay given as .geojson or .json is drawn from its polygons; any
+// other is read as a label image.
+bool is_geojson_overlay(const std::string& path);
+// DIR/nuclei.geojson for a slide file DIR/X.ext when that file exists, else "".
+std::string nuclei_geojson_beside(const std::string& spec);
+
 class TileServer {
  public:
-  // specs: what open_source reads; overlays: label images for the first
-  // overlays.size() slides. Throws InputError (one line) for what cannot be
-  // served.
+  // specs: what open_source reads; overlays: for the first overlays.size()
+  // slides, a u32 label image or a GeoJSON file (is_geojson_overlay); the
+  // other slides take the nuclei.geojson beside them when there is one.
+  // Throws InputError (one line) for what cannot be served, and for GeoJSON
+  // overlays that need more than a quarter of opt.memory.
   TileServer(const std::vector<std::string>& specs, const std::vector<std::string>& overlays, ServeOptions opt);
   ~TileServer();
 
@@ -52,7 +60,8 @@ class TileServer {
   bool running() const;
 
  private:
-  void handle(const std::string& path, httplib::Response& res) const;
+  // query_slide: the value of ?slide=, or null.
+  void handle(const std::string& path, const std::string* query_slide, httplib::Response& res) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<std::unique_ptr<Slide>> slides_;

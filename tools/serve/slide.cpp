@@ -7,8 +7,14 @@
 
 namespace tw::serve {
 
-Slide::Slide(std::string name, SourcePtr src, SourcePtr labels, DziGeometry geometry, LruCache<Image>* blocks)
-    : name_(std::move(name)), src_(std::move(src)), labels_(std::move(labels)), geometry_(geometry) {
+Slide::Slide(std::string name, SourcePtr src, SourcePtr labels, std::shared_ptr<const PolygonStore> polygons,
+             DziGeometry geometry, LruCache<Image>* blocks)
+    : name_(std::move(name)),
+      src_(std::move(src)),
+      labels_(std::move(labels)),
+      polygons_(std::move(polygons)),
+      geometry_(geometry) {
+  TW_ASSERT(!(labels_ && polygons_));
   const SourceInfo& in = src_->info();
   if (in.fmt.type != SampleType::kU8 || (in.fmt.channels != 1 && in.fmt.channels != 3))
     throw InputError(in.path + ": serve shows 8-bit gray or RGB slides, not " + in.fmt.str() +
@@ -41,9 +47,15 @@ Image Slide::tile(int level, int64_t col, int64_t row) const {
 }
 
 Image Slide::outline_tile(int level, int64_t col, int64_t row, std::array<uint8_t, 3> color) const {
-  TW_ASSERT(has_tile(level, col, row) && labels_);
+  TW_ASSERT(has_tile(level, col, row) && has_overlay());
   const int k = geometry_.max_level() - level;
   const Rect r = geometry_.tile_rect(level, col, row);
+  if (polygons_) {
+    Image out(PixelFormat{SampleType::kU8, 4}, r);
+    out.fill_zero();
+    polygons_->draw(k, color, out.view());
+    return out;
+  }
   // The labels with a one-pixel ring, 0 (no object) outside the level, so
   // objects cut by the slide's edge are closed there as in kernels/overlay.
   Image labels(PixelFormat{SampleType::kU32, 1}, r.grown(1));

@@ -39,10 +39,13 @@ int cmd_serve(int argc, char** argv) {
          {{"port", "N", "TCP port (default 8000; 0: any free port)"},
           {"bind", "ADDR", "address to listen on (default 127.0.0.1: this machine only)"},
           {"host", "ADDR", "the same as --bind"},
-          {"overlay", "LABELS",
-           "u32 label image drawn as outlines over the slide; the i-th --overlay goes with "
-           "the i-th slide"},
-          {"memory", "SIZE", "tile cache, cache of levels made on the fly, and readers (default 1G)"},
+          {"overlay", "FILE",
+           "outlines drawn over the slide: a GeoJSON file (.geojson/.json, e.g. tilewave nuclei's "
+           "nuclei.geojson) or a u32 label image; the i-th --overlay goes with the i-th slide "
+           "(default: the nuclei.geojson beside the slide, when there is one)"},
+          {"memory", "SIZE",
+           "tile cache, cache of levels made on the fly, readers and GeoJSON outlines (at most a "
+           "quarter) (default 1G)"},
           {"threads", "N", "worker threads: concurrent requests and encodes (default: all cores)"},
           {"tile", "N", "Deep Zoom tile size (default 254)"},
           {"overlap", "N", "Deep Zoom tile overlap (default 1)"},
@@ -52,9 +55,9 @@ int cmd_serve(int argc, char** argv) {
           {"viewer", "DIR", "the viewer folder (default: tools/viewer of the source tree)"},
           {"help", "", "show this help"}});
   if (a.has("help")) {
-    std::cout << "usage: tilewave serve SLIDE [SLIDE ...] [--port N] [--bind ADDR] [--overlay LABELS.tif]\n\n"
+    std::cout << "usage: tilewave serve SLIDE [SLIDE ...] [--port N] [--bind ADDR] [--overlay FILE]\n\n"
                  "Serves each SLIDE as Deep Zoom made on request from its own levels, with a viewer\n"
-                 "page (docs/serve.md). Ctrl-C stops it.\n\n"
+                 "page at / (docs/serve.md). Ctrl-C stops it.\n\n"
               << a.options_help();
     return 0;
   }

@@ -38,6 +38,13 @@ struct SourceInfo {
   double mpp_x = 0, mpp_y = 0;  // microns per pixel at level 0; 0 = unknown
   std::vector<AssociatedImageInfo> associated;
   std::vector<std::pair<std::string, std::string>> properties;  // extra key/values for `info`
+  // The scanner's metadata, carried into every output layout with a place
+  // for it (io/vendor_metadata.hpp bounds it and makes it valid UTF-8):
+  double objective_power = 0;      // Aperio's AppMag, openslide.objective-power; 0 = unknown
+  std::string vendor_description;  // level 0's ImageDescription where it is Aperio's
+  // The vendor's own key/values under OpenSlide's names ("aperio.AppMag",
+  // "hamamatsu.SourceLens", ...), in the order read.
+  std::vector<std::pair<std::string, std::string>> vendor_properties;
   // One name per channel where the file gives them (OME-XML's Channel
   // Name); empty otherwise. Written into outputs that have room for them.
   std::vector<std::string> channel_names;

@@ -9,6 +9,7 @@
 #include "engine/warnings.hpp"
 #include "io/open_sink.hpp"
 #include "io/tiff/ome_tiff_sink.hpp"
+#include "io/vendor_metadata.hpp"
 
 namespace tw {
 namespace {
@@ -143,6 +144,16 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   req.options.mpp_x = info.mpp_x;
   req.options.mpp_y = info.mpp_y;
   req.options.description = out.description;
+  if (out.keep_vendor_description && layout == Layout::kTiff) {
+    const RawTileFormat& f0 = req.levels.front().format;
+    std::string aperio = aperio_pyramid_description(info, sizes[0].first, sizes[0].second, f0.tile_w, f0.tile_h);
+    if (!aperio.empty()) {
+      req.options.description = std::move(aperio);
+      req.options.aperio = true;
+    }
+  }
+  req.options.objective_power = info.objective_power;
+  req.options.vendor_properties = info.vendor_properties;
   req.options.software = "Tilewave 0.1.0";
   const std::unique_ptr<PyramidSink> sink = open_sink(req);
   {

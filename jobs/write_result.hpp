@@ -35,6 +35,11 @@ struct OutputSpec {
   bool copy_associated = false;    // label, macro, thumbnail
   int64_t gpu_join_row = -1;       // tests: where a starting GPU takes the pass over
   std::string progress_label;      // the progress line's label; empty: "pyramid"
+  // The output has the source's pixels (a pyramid of it): in the generic
+  // layout, an Aperio source's description, rewritten for the output
+  // (io/vendor_metadata.hpp), replaces `description`, so OpenSlide reads
+  // the output as Aperio with its MPP and AppMag.
+  bool keep_vendor_description = false;
 };
 
 struct WriteResult {

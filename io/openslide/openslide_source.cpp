@@ -10,6 +10,7 @@
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
 #include "io/openslide/openslide_guard.hpp"
+#include "io/vendor_metadata.hpp"
 
 namespace tw {
 namespace {
@@ -107,6 +108,20 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
     a.name = *names;
     openslide_get_associated_image_dimensions(im.osr, *names, &a.width, &a.height);
     info_.associated.push_back(a);
+  }
+  info_.objective_power = prop_double(im.osr, OPENSLIDE_PROPERTY_NAME_OBJECTIVE_POWER);
+  // The vendor's own properties (aperio.*, hamamatsu.*, ...); OpenSlide's
+  // derived openslide.* and the raw tiff.* tags are not the vendor's.
+  for (const char* const* names = openslide_get_property_names(im.osr); names && *names; ++names) {
+    const std::string key = *names;
+    if (key.rfind("openslide.", 0) == 0 || key.rfind("tiff.", 0) == 0) continue;
+    if (!add_vendor_property(info_, key, prop(im.osr, key))) break;
+  }
+  // Aperio's description, for outputs that keep it (it is level 0's).
+  if (info_.vendor == "aperio") {
+    const std::string d = prop(im.osr, "tiff.ImageDescription");
+    if (is_aperio_description(d))
+      info_.vendor_description = clean_metadata_text(d, kMaxVendorDescriptionBytes, /*keep_newlines=*/true);
   }
   for (const char* key :
        {OPENSLIDE_PROPERTY_NAME_OBJECTIVE_POWER, OPENSLIDE_PROPERTY_NAME_COMMENT, OPENSLIDE_PROPERTY_NAME_QUICKHASH1}) {

@@ -199,6 +199,8 @@ void OmeTiffSink::finish() {
   main.mpp_x = im.opt.mpp_x;
   main.mpp_y = im.opt.mpp_y;
   main.channel_names = im.channel_names;
+  main.objective_power = im.opt.objective_power;
+  main.vendor_properties = im.opt.vendor_properties;
   main.first_ifd = 0;
   // Label, macro and thumbnail are further Images of their own (as
   // Glencoe's raw2ometiff writes them): Bio-Formats lists each as a series

@@ -2,6 +2,7 @@
 
 #include <libxml/xmlwriter.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -74,6 +75,7 @@ class XmlWriter {
     std::snprintf(s, sizeof s, "%.17g", value);  // round-trips the double
     attr(name, std::string(s));
   }
+  void text(const std::string& text) { check(xmlTextWriterWriteString(w_, BAD_CAST xml_text(text).c_str()), "text"); }
   void text_element(const char* name, const std::string& text) {
     check(xmlTextWriterWriteElement(w_, BAD_CAST name, BAD_CAST xml_text(text).c_str()), name);
   }
@@ -93,12 +95,50 @@ class XmlWriter {
   xmlTextWriterPtr w_;
 };
 
+// The scanner's objective, as Bio-Formats' SVS reader records AppMag.
+void write_instrument(XmlWriter& x, const OmeImage& im, size_t index) {
+  const std::string id = std::to_string(index);
+  x.start("Instrument");
+  x.attr("ID", "Instrument:" + id);
+  x.start("Objective");
+  x.attr("ID", "Objective:" + id + ":0");
+  x.attr("NominalMagnification", im.objective_power);
+  x.end();
+  x.end();
+}
+
+// The vendor's key/values (OME's MapAnnotation, which QuPath and
+// Bio-Formats show as the image's metadata).
+void write_map_annotation(XmlWriter& x, const OmeImage& im, size_t index) {
+  x.start("MapAnnotation");
+  x.attr("ID", "Annotation:" + std::to_string(index));
+  x.attr("Namespace", std::string("tilewave/vendor-properties"));
+  x.start("Value");
+  for (const auto& [k, v] : im.vendor_properties) {
+    x.start("M");
+    x.attr("K", k);
+    x.text(v);
+    x.end();
+  }
+  x.end();  // Value
+  x.end();  // MapAnnotation
+}
+
 void write_image(XmlWriter& x, const OmeImage& im, size_t index) {
   const std::string id = std::to_string(index);
   x.start("Image");
   x.attr("ID", "Image:" + id);
   if (!im.name.empty()) x.attr("Name", im.name);
   if (!im.description.empty()) x.text_element("Description", im.description);
+  // The schema's order: InstrumentRef and ObjectiveSettings before Pixels.
+  if (im.objective_power > 0) {
+    x.start("InstrumentRef");
+    x.attr("ID", "Instrument:" + id);
+    x.end();
+    x.start("ObjectiveSettings");
+    x.attr("ID", "Objective:" + id + ":0");
+    x.end();
+  }
   x.start("Pixels");
   x.attr("ID", "Pixels:" + id);
   // XYCZT: plane c of the one Z and T is the image's c-th directory.
@@ -137,6 +177,11 @@ void write_image(XmlWriter& x, const OmeImage& im, size_t index) {
     x.end();
   }
   x.end();  // Pixels
+  if (!im.vendor_properties.empty()) {
+    x.start("AnnotationRef");
+    x.attr("ID", "Annotation:" + id);
+    x.end();
+  }
   x.end();  // Image
 }
 
@@ -166,7 +211,16 @@ std::string ome_xml(const std::vector<OmeImage>& images, const std::string& crea
   x.attr("xmlns:xsi", std::string("http://www.w3.org/2001/XMLSchema-instance"));
   x.attr("xsi:schemaLocation", std::string(kOmeNs) + " " + kOmeNs + "/ome.xsd");
   x.attr("Creator", creator);
+  // The schema's order: Instruments, Images, then StructuredAnnotations.
+  for (size_t i = 0; i < images.size(); ++i)
+    if (images[i].objective_power > 0) write_instrument(x, images[i], i);
   for (size_t i = 0; i < images.size(); ++i) write_image(x, images[i], i);
+  if (std::any_of(images.begin(), images.end(), [](const OmeImage& im) { return !im.vendor_properties.empty(); })) {
+    x.start("StructuredAnnotations");
+    for (size_t i = 0; i < images.size(); ++i)
+      if (!images[i].vendor_properties.empty()) write_map_annotation(x, images[i], i);
+    x.end();
+  }
   x.end();  // OME
   return x.finish();
 }

@@ -5,6 +5,7 @@
 // xmlTextWriter, which escapes names and descriptions for us.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/pixel.hpp"
@@ -22,6 +23,10 @@ struct OmeImage {
   double mpp_x = 0, mpp_y = 0;             // 0: unknown, no PhysicalSize
   std::vector<std::string> channel_names;  // empty, or one per channel
   int first_ifd = 0;                       // index of its first directory in the main chain
+  // Written as an Instrument's Objective (NominalMagnification) that the
+  // Image references, and as a MapAnnotation of the Image: 0 / empty = none.
+  double objective_power = 0;
+  std::vector<std::pair<std::string, std::string>> vendor_properties;
 };
 
 const char* ome_pixel_type(SampleType t);  // "uint8", "uint16", "uint32", "float"

@@ -21,6 +21,7 @@
 #include "engine/trace.hpp"
 #include "io/codec/lzw_encoder.hpp"
 #include "io/codec/tile_codec.hpp"
+#include "io/vendor_metadata.hpp"
 
 namespace tw {
 namespace {
@@ -180,7 +181,9 @@ struct PyramidTiffWriter::Impl {
     const Level& st = state[plane][l];
     const uint16_t spp = static_cast<uint16_t>(f.samples_per_pixel);
     std::vector<Entry> e;
-    e.push_back(long1(254, l > 0 ? 1u : 0u));  // NewSubfileType: reduced resolution
+    // NewSubfileType: reduced resolution; Aperio's levels say 0 (its label
+    // says 1), and tifffile's SVS reader takes a reduced page for the label.
+    e.push_back(long1(254, l > 0 && !opt.aperio ? 1u : 0u));
     e.push_back(long1(256, static_cast<uint32_t>(s.width)));
     e.push_back(long1(257, static_cast<uint32_t>(s.height)));
     e.push_back(shorts(258, static_cast<uint16_t>(f.bits_per_sample), spp));
@@ -242,13 +245,16 @@ struct PyramidTiffWriter::Impl {
       bytes += coded.size();
     }
     std::vector<Entry> e;
-    e.push_back(long1(254, 0));
+    // Aperio's label is flagged reduced (1) and its macro 9, which
+    // tifffile's SVS reader goes by; ours are plain images elsewhere.
+    const uint32_t subfile = !opt.aperio ? 0u : a.name == "label" ? 1u : a.name == "macro" ? 9u : 0u;
+    e.push_back(long1(254, subfile));
     e.push_back(long1(256, static_cast<uint32_t>(a.width)));
     e.push_back(long1(257, static_cast<uint32_t>(a.height)));
     e.push_back(shorts(258, 8, spp));
     e.push_back(shorts(259, {5}));  // LZW
     e.push_back(shorts(262, {static_cast<uint16_t>(spp == 3 ? 2 : 1)}));
-    e.push_back(ascii(270, a.name));
+    e.push_back(ascii(270, opt.aperio ? aperio_associated_description(a.name, a.width, a.height) : a.name));
     e.push_back(long8s(273, offs));
     e.push_back(shorts(277, {spp}));
     e.push_back(long1(278, static_cast<uint32_t>(kAssocRowsPerStrip)));
@@ -389,8 +395,16 @@ void PyramidTiffWriter::finish() {
     link = next;
   };
   const int nlevels = static_cast<int>(im.levels.size());
+  // Aperio's layout puts the thumbnail second, before the reduced levels:
+  // OpenSlide names a stripped second directory "thumbnail" whatever it is.
+  const auto thumb =
+      std::find_if(im.assoc.begin(), im.assoc.end(), [](const Impl::Assoc& a) { return a.name == "thumbnail"; });
+  const bool thumb_second = im.opt.aperio && im.opt.layout == TiffLevelLayout::kChain && thumb != im.assoc.end();
   if (im.opt.layout == TiffLevelLayout::kChain) {
-    for (int l = 0; l < nlevels; ++l) chain(im.level_entries(0, l));
+    for (int l = 0; l < nlevels; ++l) {
+      chain(im.level_entries(0, l));
+      if (l == 0 && thumb_second) chain(im.assoc_entries(*thumb));
+    }
   } else {
     // A plane's reduced levels are written before it, so its SubIFDs tag can
     // point at them; their own next-IFD offsets stay 0 (readers follow the
@@ -403,7 +417,8 @@ void PyramidTiffWriter::finish() {
       chain(std::move(e));
     }
   }
-  for (const auto& a : im.assoc) chain(im.assoc_entries(a));
+  for (auto a = im.assoc.begin(); a != im.assoc.end(); ++a)
+    if (!(thumb_second && a == thumb)) chain(im.assoc_entries(*a));
   {
     TraceSpan span("close", 0);
     if (::close(im.fd) != 0) {

@@ -7,7 +7,8 @@
 //    chain, each with its reduced levels as SubIFDs (tag 330), flagged
 //    reduced-resolution: what Bio-Formats and QuPath read as a pyramid.
 // Resolution tags scaled per level; associated images as stripped
-// directories named by ImageDescription, after the pyramid.
+// directories named by ImageDescription, after the pyramid (in an Aperio
+// file, the thumbnail right after level 0, as OpenSlide expects).
 //
 // Tiles arrive already compressed, in any order and from any level, and are
 // appended to the file as they come; finish() writes the directories. (Not
@@ -15,6 +16,7 @@
 // spilling the lower levels and copying them back — see the .cpp.)
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/codec_kind.hpp"
@@ -37,6 +39,14 @@ struct PyramidWriterOptions {
   // Images of the same levels and format, each with its own tiles (OME-TIFF's
   // channels, one plane each); more than one needs kSubIfds.
   int planes = 1;
+  // kChain with an Aperio description: the associated images where
+  // OpenSlide's Aperio reader looks for them (the thumbnail as the second
+  // directory, label and macro named on their description's second line).
+  bool aperio = false;
+  // The source's scanner metadata for layouts with a place for it
+  // (OME-XML, OME-Zarr's .zattrs); already bounded (io/vendor_metadata.hpp).
+  double objective_power = 0;  // 0 = unknown
+  std::vector<std::pair<std::string, std::string>> vendor_properties;
 };
 
 // An associated image as the writer will store it (directories after the

@@ -20,6 +20,7 @@
 #include "io/tiff/ome_xml_reader.hpp"
 #include "io/tiff/tiff_dir.hpp"
 #include "io/tiff/tiff_error.hpp"
+#include "io/vendor_metadata.hpp"
 
 namespace tw {
 namespace {
@@ -677,6 +678,7 @@ void TiffSource::fill_info(const std::string& format, const std::string& vendor,
   info_.mpp_x = mpp_from(d0, d0.xres);
   info_.mpp_y = mpp_from(d0, d0.yres);
   if (info_.mpp_x == 0 && aperio) info_.mpp_x = info_.mpp_y = aperio_mpp(d0.description);
+  if (aperio) read_aperio_description(info_, d0.description);
   if (!d0.description.empty()) {
     std::string first = d0.description.substr(0, d0.description.find_first_of("\r\n"));
     if (first.size() > 200) first = first.substr(0, 200) + "...";

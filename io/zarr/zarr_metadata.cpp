@@ -136,7 +136,7 @@ json ome_zarr_attrs(const ZarrImageSpec& s) {
                                : "Burt-Adelson REDUCE: 5-tap binomial filter, every other pixel"},
         {"software", "Tilewave 0.1.0"}}},
   };
-  return {
+  json attrs = {
       {"multiscales", json::array({multiscale})},
       {"omero",
        {{"name", s.name},
@@ -144,6 +144,17 @@ json ome_zarr_attrs(const ZarrImageSpec& s) {
         {"channels", channels_json(s)},
         {"rdefs", {{"model", s.fmt.channels == 1 ? "greyscale" : "color"}, {"defaultT", 0}, {"defaultZ", 0}}}}},
   };
+  // Namespaced, as the NGFF spec leaves keys it does not define to
+  // applications.
+  json ours = json::object();
+  if (s.objective_power > 0) ours["objective_power"] = s.objective_power;
+  if (!s.vendor_properties.empty()) {
+    json props = json::object();
+    for (const auto& [k, v] : s.vendor_properties) props[k] = v;
+    ours["properties"] = props;
+  }
+  if (!ours.empty()) attrs["tilewave"] = ours;
+  return attrs;
 }
 
 }  // namespace tw

@@ -21,6 +21,10 @@ struct ZarrImageSpec {
   ZarrCompression compression;
   double mpp_x = 0, mpp_y = 0;             // 0: unknown (scales in pixels, no unit)
   std::vector<std::string> channel_names;  // the source's; empty: named here
+  // The scanner's metadata, which OME-Zarr 0.4 has no field for: kept in
+  // .zattrs under "tilewave" (omitted when both are unknown / empty).
+  double objective_power = 0;
+  std::vector<std::pair<std::string, std::string>> vendor_properties;
 };
 
 // "|u1", "<u2", "<u4", "<i4", "<f4".

@@ -67,6 +67,8 @@ ZarrImageSpec image_spec(const SinkRequest& r) {
   s.compression.validate(s.fmt);
   s.mpp_x = r.options.mpp_x;
   s.mpp_y = r.options.mpp_y;
+  s.objective_power = r.options.objective_power;
+  s.vendor_properties = r.options.vendor_properties;
   s.channel_names = r.channel_names;
   if (!s.channel_names.empty() && s.channel_names.size() != static_cast<size_t>(s.fmt.channels))
     s.channel_names.clear();  // names that do not match the pixels are not used

@@ -43,7 +43,9 @@ void print_text(const SourceInfo& in) {
   for (size_t i = 0; i < in.associated.size(); ++i)
     o << (i ? ", " : "") << in.associated[i].name << " " << in.associated[i].width << "x" << in.associated[i].height;
   o << "\n";
+  if (in.objective_power > 0) o << "objective:  " << in.objective_power << "x\n";
   for (const auto& [k, v] : in.properties) o << k << ": " << v << "\n";
+  for (const auto& [k, v] : in.vendor_properties) o << k << ": " << v << "\n";
   std::cout << o.str();
 }
 
@@ -59,6 +61,8 @@ void print_json(const SourceInfo& in) {
   for (const auto& a : in.associated) assoc.push_back({{"name", a.name}, {"width", a.width}, {"height", a.height}});
   nlohmann::json props = nlohmann::json::object();
   for (const auto& [k, v] : in.properties) props[k] = v;
+  nlohmann::json vendor = nlohmann::json::object();
+  for (const auto& [k, v] : in.vendor_properties) vendor[k] = v;
   const nlohmann::json o = {{"file", in.path},
                             {"format", in.format},
                             {"vendor", in.vendor},
@@ -69,7 +73,9 @@ void print_json(const SourceInfo& in) {
                             {"mpp_y", in.mpp_y},
                             {"levels", levels},
                             {"associated", assoc},
-                            {"properties", props}};
+                            {"objective_power", in.objective_power},
+                            {"properties", props},
+                            {"vendor_properties", vendor}};
   std::cout << dump_json(o) << "\n";
 }
 

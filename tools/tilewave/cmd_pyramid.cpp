@@ -78,6 +78,7 @@ int cmd_pyramid(int argc, char** argv) {
   req.src = src.get();
   req.output = output;
   req.description = "Tilewave pyramid of " + base_name(src->info().path);
+  req.keep_vendor_description = true;
   req.allow_passthrough = true;
   req.copy_associated = !a.has("no-associated");
   const double open_s = since(t_start);

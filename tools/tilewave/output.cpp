@@ -59,6 +59,7 @@ OutputSpec output_spec(const OutputRequest& req, const Args& a) {
   out.layout_tile = a.integer("tile", 0, 1, 16384);
   out.overlap = static_cast<int>(a.integer("overlap", 1, 0, 1024));
   out.description = req.description;
+  out.keep_vendor_description = req.keep_vendor_description;
   if (a.has("compression")) out.codec = parse_codec(a.str("compression"));
   out.lossless = req.lossless_default;
   out.quality = static_cast<int>(a.integer("quality", 90, 1, 100));

@@ -25,6 +25,9 @@ struct OutputRequest {
   bool allow_passthrough = false;
   bool copy_associated = false;
   std::string progress_label;  // empty: "pyramid"
+  // A pyramid of the source's own pixels: an Aperio source's description
+  // replaces `description` in the generic layout (jobs/write_result.hpp).
+  bool keep_vendor_description = false;
 };
 
 struct OutputResult {

@@ -21,6 +21,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/error.hpp"
+
 namespace tw::test {
 namespace {
 
@@ -343,7 +345,7 @@ Image pattern_image(PixelFormat fmt, int64_t w, int64_t h, uint64_t seed) {
         double v = 0.3 + 0.3 * (double(x) / std::max<int64_t>(1, w) + double(y) / std::max<int64_t>(1, h)) * (c + 1) /
                              fmt.channels;
         for (const auto& b : blobs)
-          if ((x - b.x) * (x - b.x) + (y - b.y) * (y - b.y) < b.r * b.r) v = b.v[c];
+          if ((x - b.x) * (x - b.x) + (y - b.y) * (y - b.y) < b.r * b.r) v = b.v[c % 4];
         v += (u(rng) - 0.5) * 0.04;
         const double s = std::min(maxv, std::max(0.0, v * maxv));
         if (fmt.type == SampleType::kU16)
@@ -401,7 +403,8 @@ void write_directory(TIFF* t, const ImageView& img, const TiffSpec& s) {
     x = std::min(std::max<int64_t>(x, 0), img.rect.w - 1);
     y = std::min(std::max<int64_t>(y, 0), img.rect.h - 1);
     const uint8_t* p = img.ptr_bytes(img.rect.x + x, img.rect.y + y);
-    uint8_t tmp[16];
+    uint8_t tmp[64 * 4];  // up to 64 channels of 4 bytes
+    TW_ASSERT(bpp <= sizeof tmp);
     std::memcpy(tmp, p, bpp);
     if (s.min_is_white) {
       if (sb == 1)

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/backend.hpp"
+#include "engine/ranks/ranks.hpp"
 
 namespace tw {
 
@@ -21,6 +22,9 @@ struct ExecContext {
   size_t gpu_memory = 0;            // device budget; 0: half the device's free memory
   int64_t tile = 256;               // tile size of outputs and working stores
   std::string scratch_near;         // scratch files go in this path's folder; empty: $TMPDIR
+  // The ranks one slide is split over (mpirun, or several GPUs of one
+  // process); null or size 1: this process does everything.
+  Ranks* ranks = nullptr;
   // Figures for --report: jobs add their own keys.
   nlohmann::json report = nlohmann::json::object();
   // A label and a fraction done, for a progress display (may be empty).

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/memory.hpp"
+#include "engine/ranks/local_ranks.hpp"
 #include "engine/trace.hpp"
 #include "engine/warnings.hpp"
 #include "io/open_sink.hpp"
@@ -70,6 +71,32 @@ class AssociatedCopier {
   std::exception_ptr error_;
 };
 
+// The slide split over devices of this process, as over ranks (jobs/
+// pyramid/banded_pyramid.hpp): every worker encodes with the one sink
+// (thread-safe), worker 0 writes; the budget is shared among them.
+PyramidStats run_pyramid_on_devices(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& job,
+                                    const std::vector<int>& devices) {
+  const int n = static_cast<int>(devices.size());
+  std::vector<PyramidStats> stats(devices.size());
+  run_local_ranks(n, [&](Ranks& r) {
+    PyramidJobOptions mine = job;
+    mine.ranks = &r;
+    mine.backend = Backend::cuda(devices[static_cast<size_t>(r.rank())]);
+    mine.memory = job.memory / static_cast<size_t>(n);
+    stats[static_cast<size_t>(r.rank())] = run_pyramid(src, sink, mine);
+  });
+  PyramidStats s = stats[0];
+  std::string names;
+  for (int d : devices) names += (names.empty() ? "cuda:" : ",") + std::to_string(d);
+  s.backend = names;
+  for (size_t i = 1; i < stats.size(); ++i) {
+    s.decode_s += stats[i].decode_s, s.reduce_s += stats[i].reduce_s, s.encode_s += stats[i].encode_s;
+    s.upload_s += stats[i].upload_s, s.kernel_s += stats[i].kernel_s, s.download_s += stats[i].download_s;
+    s.pixels_in += stats[i].pixels_in;
+  }
+  return s;
+}
+
 }  // namespace
 
 EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t tile) {
@@ -101,13 +128,40 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   const EncodeSettings enc = encode_settings(info.fmt, spec, ctx.tile);
   const Layout layout = layout_for(out.path, out.format);
 
+  // A slide split over ranks: rank 0 writes the file, the others only
+  // encode their tiles (their sink writes to a scratch name, never
+  // finished). Deep Zoom re-cuts tiles as it writes them and OME-Zarr
+  // writes each chunk where it is encoded: rank 0 makes those alone.
+  Ranks* ranks = ctx.ranks && ctx.ranks->size() > 1 ? ctx.ranks : nullptr;
+  const bool own_files = layout == Layout::kDzi || layout == Layout::kZarr;
+  const bool idle = ranks && own_files && ranks->rank() != 0;
+  if (ranks && own_files) {
+    if (!idle)
+      warn(std::string(layout == Layout::kDzi ? "Deep Zoom" : "OME-Zarr") +
+           " output is made by rank 0 alone (only TIFF and OME-TIFF outputs are split over ranks)");
+    ranks = nullptr;
+  }
+  const bool lead = !ranks || ranks->rank() == 0;
+  // Several GPUs of this process (--device cuda:0,1, cuda:all): the slide
+  // is split over them as over ranks, one worker thread per device.
+  Backend backend = ctx.backend;
+  if (backend.pending && (backend.all_devices || !backend.devices.empty())) backend = resolve_backend(backend);
+  std::vector<int> devices = ranks ? std::vector<int>{} : backend.devices;
+  if (own_files && devices.size() > 1) {
+    warn(std::string(layout == Layout::kDzi ? "Deep Zoom" : "OME-Zarr") +
+         " output is made on one GPU (cuda:" + std::to_string(backend.device) + ")");
+    devices.clear();
+  }
+
   PyramidJobOptions job;
+  job.ranks = ranks;
   job.tile = ctx.tile;
   // Deep Zoom's levels go down to 1x1 (its spec numbers them from there).
   job.min_size = layout == Layout::kDzi ? 1 : out.min_size;
   job.memory = ctx.memory;
   job.scratch_near = out.path;
-  job.backend = ctx.backend;
+  job.backend = backend;
+  job.backend.devices.clear();
   job.gpu_memory = ctx.gpu_memory;
   job.gpu_jpeg = out.gpu_jpeg;
   job.gpu_join_row = out.gpu_join_row;
@@ -116,6 +170,11 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   const auto sizes = plan_pyramid_levels(src, job.min_size);
   const RawTileFormat* raw = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;
   WriteResult r;
+  if (idle) {
+    r.stats.level_sizes = sizes;
+    r.stats.ranks = ctx.ranks->size();
+    return r;
+  }
   // An OME-TIFF of one plane per channel splits every tile: none is copied as stored.
   r.passthrough = out.allow_passthrough && is_tiff_layout(layout) &&
                   can_pass_through(raw, enc, out.subsampling_given) &&
@@ -155,15 +214,20 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   req.options.objective_power = info.objective_power;
   req.options.vendor_properties = info.vendor_properties;
   req.options.software = "Tilewave 0.1.0";
+  if (!lead) req.path = ctx.scratch_path() + ".rank" + std::to_string(ranks->rank()) + "." + layout_name(layout);
   const std::unique_ptr<PyramidSink> sink = open_sink(req);
   {
     // Labels and macros are read and compressed beside the pass rather than
     // after it: LZW runs on one thread (~0.1 s for a scanner's macro).
-    AssociatedCopier assoc(src, *sink, out.copy_associated, ctx.memory);
-    r.stats = run_pyramid(src, *sink, job);
+    AssociatedCopier assoc(src, *sink, out.copy_associated && lead, ctx.memory);
+    if (devices.size() > 1)
+      r.stats = run_pyramid_on_devices(src, *sink, job, devices);
+    else
+      r.stats = run_pyramid(src, *sink, job);
     TraceSpan span("associated-join", 0);
     assoc.join();
   }
+  if (!lead) return r;
   TraceSpan span("finish", 0);
   const auto t_finish = std::chrono::steady_clock::now();
   sink->finish();

@@ -23,6 +23,13 @@ PyramidCascade::PyramidCascade(PixelFormat fmt, std::vector<CascadeLevel> levels
   for (size_t k = 1; k < levels_.size(); ++k) {
     const CascadeLevel& up = levels_[k - 1];
     for (auto& c : state_[k].carry) c = Image(fmt_, Rect(up.col0, 0, up.col1 - up.col0, kCarryRows));
+    // A cascade starting below row 0 begins each level at its first row and
+    // its band at the band boundary before it: rows of that band above row0
+    // are never computed, and the share that started here owns none of them.
+    const CascadeLevel& me = levels_[k];
+    TW_ASSERT(me.row0 == 0 || 2 * me.row0 - 2 >= up.row0);
+    state_[k].next_out = me.row0;
+    state_[k].band_y0 = me.row0 / band_rows_ * band_rows_;
   }
 }
 
@@ -57,6 +64,7 @@ CascadeSnapshot PyramidCascade::snapshot() const {
 
 void PyramidCascade::push(const std::shared_ptr<const Image>& rows, const Emit& emit) {
   TW_ASSERT(rows->rect().x == levels_[0].col0 && rows->rect().w == levels_[0].col1 - levels_[0].col0);
+  TW_ASSERT(rows->rect().y >= levels_[0].row0);
   if (levels_.size() > 1) push_level(1, rows, emit);
 }
 
@@ -103,7 +111,7 @@ void PyramidCascade::push_level(int k, const std::shared_ptr<const Image>& chunk
       if (k + 1 < static_cast<int>(levels_.size())) push_level(k + 1, done, emit);
     }
   }
-  st.next_out = y_end;
+  st.next_out = y;  // not y_end: a level starting below row 0 may not have reached its first row yet
 
   // Keep the last rows for the next chunk (rows 2Y-2.. of rows not yet made).
   const int64_t keep0 = std::max(b - kCarryRows, st.carry_n ? st.carry_y0 : a);

@@ -16,6 +16,11 @@ namespace tw {
 struct CascadeLevel {
   int64_t width = 0, height = 0;  // the whole level
   int64_t col0 = 0, col1 = 0;     // the columns this cascade computes (a stripe)
+  // The first row this cascade computes (0, or later for a share of a slide
+  // split by rows: jobs/pyramid/band_share.hpp). Level 0's first pushed row
+  // is levels[0].row0; a later level's row0 must only need rows at or after
+  // the level above's (2 * row0 - 2 >= row0 of the level above).
+  int64_t row0 = 0;
 };
 
 // A cascade's state between two pushes, so that another implementation (the

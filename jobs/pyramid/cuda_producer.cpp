@@ -64,6 +64,10 @@ class CudaProducer : public LevelProducer, public JpegCoding {
       for (auto& c : L.carry) c = cuda::DeviceBuffer<uint8_t>(L.carry_pitch * kCarryRows);
       const int64_t rows = std::min(T_, levels_[k].height);
       for (auto& b : L.band) b = cuda::DeviceBuffer<uint8_t>(L.band_pitch * static_cast<size_t>(rows));
+      // A share of a slide split by rows starts each level at its first row
+      // (jobs/pyramid/cascade.hpp, CascadeLevel::row0).
+      L.next_out = levels_[k].row0;
+      L.band_y0 = levels_[k].row0 / T_ * T_;
     }
     if (jpeg_tile > 0) enable_jpeg(jpeg_tile);
   }
@@ -373,7 +377,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
         L.cur ^= 1;
       }
     }
-    L.next_out = y_end;
+    L.next_out = y;  // not y_end: a level starting below row 0 may not have reached its first row yet
 
     // Carry the last rows (from the old carry and/or this chunk) forward.
     const int64_t keep0 = std::max(b - kCarryRows, L.carry_n ? L.carry_y0 : a);

@@ -11,6 +11,7 @@
 #include "engine/memory.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_raster.hpp"
+#include "jobs/pyramid/banded_pyramid.hpp"
 #include "jobs/pyramid/pass_plan.hpp"
 #include "jobs/pyramid/pyramid_pass.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
@@ -19,14 +20,6 @@ namespace tw {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-size_t gpu_budget(const PyramidJobOptions& opt) {
-  // A pass that starts on the CPU is planned as a CPU pass.
-  if (!opt.backend.is_cuda() || opt.backend.pending) return 0;
-  const auto devs = cuda_devices();
-  TW_ASSERT(opt.backend.device < static_cast<int>(devs.size()));
-  return gpu_memory_budget(opt.gpu_memory, devs[opt.backend.device].free_bytes);
-}
 
 std::string scratch_near(const PyramidJobOptions& opt) {
   if (!opt.scratch_near.empty()) return opt.scratch_near;
@@ -47,7 +40,7 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
   Plan plan;
   for (;;) {
     try {
-      plan = choose_plan(sizes, src.info().fmt, opt.tile, opt.memory, gpu_budget(opt), threads,
+      plan = choose_plan(sizes, src.info().fmt, opt.tile, opt.memory, pyramid_gpu_budget(opt), threads,
                          sink.compression_ratio_estimate());
       break;
     } catch (const InputError&) {
@@ -80,7 +73,7 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
                  next.get(),
                  opt.backend,
                  opt.gpu_jpeg,
-                 gpu_budget(opt) > plan.device_bytes ? gpu_budget(opt) - plan.device_bytes : 0,
+                 pyramid_gpu_budget(opt) > plan.device_bytes ? pyramid_gpu_budget(opt) - plan.device_bytes : 0,
                  opt.gpu_memory,
                  opt.gpu_join_row};
       run_pass(a, cnt, progress);
@@ -122,6 +115,14 @@ bool can_start_on_cpu(const TileSource& src, PyramidSink& sink, const PyramidJob
 
 }  // namespace
 
+size_t pyramid_gpu_budget(const PyramidJobOptions& opt) {
+  // A pass that starts on the CPU is planned as a CPU pass.
+  if (!opt.backend.is_cuda() || opt.backend.pending) return 0;
+  const auto devs = cuda_devices();
+  TW_ASSERT(opt.backend.device < static_cast<int>(devs.size()));
+  return gpu_memory_budget(opt.gpu_memory, devs[opt.backend.device].free_bytes);
+}
+
 std::vector<std::pair<int64_t, int64_t>> plan_pyramid_levels(const TileSource& src, int64_t min_size) {
   if (min_size < 1) throw InputError("--min-size must be at least 1, not " + std::to_string(min_size));
   const LevelInfo& l0 = src.level(0);
@@ -144,6 +145,7 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
     const RawTileFormat* rf = src.raw_tiles() ? src.raw_tiles()->raw_format(0) : nullptr;
     TW_ASSERT(rf && rf->tile_w == opt.tile && rf->tile_h == opt.tile);
   }
+  if (opt.ranks && opt.ranks->size() > 1) return run_pyramid_banded(src, sink, opt, *opt.ranks);
   if (opt.backend.pending && !can_start_on_cpu(src, sink, opt, sizes)) opt.backend = resolve_backend(opt.backend);
   PyramidStats stats;
   stats.level_sizes = sizes;

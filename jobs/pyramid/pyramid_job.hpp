@@ -10,6 +10,7 @@
 #include "engine/backend.hpp"
 #include "engine/jpeg_coefs.hpp"
 #include "engine/pyramid_sink.hpp"
+#include "engine/ranks/ranks.hpp"
 #include "engine/tile_source.hpp"
 
 namespace tw {
@@ -40,6 +41,9 @@ struct PyramidJobOptions {
   // (docs/PERFORMANCE.md).
   enum class GpuJpeg { kOff, kAuto, kOn };
   GpuJpeg gpu_jpeg = GpuJpeg::kAuto;
+  // Ranks to split the slide over by bands of rows (jobs/pyramid/
+  // banded_pyramid.hpp); null or one rank: this process makes it all.
+  Ranks* ranks = nullptr;
 };
 
 struct PyramidStats {
@@ -68,11 +72,21 @@ struct PyramidStats {
   // With a pending backend (the pass began on the CPU while CUDA started):
   // the level-0 row from which the GPU made the levels; -1 if it never did.
   int64_t gpu_from_row = -1;
+  // A slide split over ranks (jobs/pyramid/banded_pyramid.hpp): how many,
+  // the levels each made from its share of rows, and rank 0's seconds
+  // putting every rank's tiles into the file in a single process's order.
+  int ranks = 1;
+  int shared_levels = 0;
+  double merge_s = 0;
 };
 
 // Level sizes of the pyramid run_pyramid would write.
 std::vector<std::pair<int64_t, int64_t>> plan_pyramid_levels(const TileSource& src, int64_t min_size);
 
 PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const PyramidJobOptions& opt);
+
+// Device memory a pass may plan with: 0 on the CPU (or a backend still
+// starting, whose pass is planned as a CPU one).
+size_t pyramid_gpu_budget(const PyramidJobOptions& opt);
 
 }  // namespace tw

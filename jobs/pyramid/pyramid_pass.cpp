@@ -15,6 +15,7 @@
 #include "engine/trace.hpp"
 #include "engine/warnings.hpp"
 #include "jobs/pyramid/handoff_producer.hpp"
+#include "jobs/pyramid/pad_tile.hpp"
 
 namespace tw {
 namespace {
@@ -52,25 +53,6 @@ struct Token {
   std::vector<std::shared_ptr<const Image>> capture;  // level-K bands for the next pass
 };
 
-// Copies the tile's pixels (clipped to the level) into a tile-sized buffer,
-// repeating the last column and row into the padding: flat padding costs
-// the encoders least and no reader ever shows it.
-void pad_tile(const ImageView& band, const Rect& tile, int64_t level_w, int64_t level_h, Image& out) {
-  const Rect valid = tile.intersect(Rect(0, 0, level_w, level_h)).intersect(band.rect);
-  TW_ASSERT(!valid.empty());
-  if (out.empty() || !out.can_hold(band.fmt, tile))
-    out = Image(band.fmt, tile);
-  else
-    out.reshape(band.fmt, tile);
-  const size_t bpp = band.fmt.bytes_per_pixel();
-  for (int64_t y = tile.y; y < tile.y1(); ++y) {
-    const int64_t sy = std::min(y, valid.y1() - 1);
-    uint8_t* o = out.row_bytes(y);
-    std::memcpy(o, band.ptr_bytes(valid.x, sy), static_cast<size_t>(valid.w) * bpp);
-    for (int64_t x = valid.w; x < tile.w; ++x) std::memcpy(o + x * bpp, o + (valid.w - 1) * bpp, bpp);
-  }
-}
-
 // One pass: the stages of the pipeline as methods over the pass's state.
 class Pass {
  public:
@@ -78,6 +60,7 @@ class Pass {
       : a_(a), g_(a.geom), c0_(g_.levels[0]), fmt_(a.src->info().fmt), T_(a.T), cnt_(cnt), progress_(progress) {}
 
   void run() {
+    if (a_.share) next_y_ = a_.share->read0;
     plan_reading();
     make_producer();
     pipeline();
@@ -110,7 +93,7 @@ class Pass {
     // And the split JPEG encode of the lower levels: the GPU's bands come
     // back as coefficients, the CPU only entropy-codes them (the bytes are
     // the CPU encoder's). Not for bands kept for a further pass.
-    if (a_.backend.is_cuda() && one_stripe && !a_.capture && fmt_.type == SampleType::kU8) {
+    if (a_.backend.is_cuda() && one_stripe && !a_.capture && !a_.share && fmt_.type == SampleType::kU8) {
       encode_specs_.resize(g_.levels.size());
       for (int k = 1; k <= g_.K; ++k) {
         std::optional<JpegCoefSpec> sp =
@@ -264,7 +247,11 @@ class Pass {
   void reduce_band(Token* t) {
     TraceSpan span("reduce", t->y / T_);
     BusyTimer timer(cnt_.reduce);
-    if (!a_.skip_level0 && !a_.passthrough) {
+    const BandShare* share = a_.share;
+    // Ghost rows of a share: reduced for the rows below, not written here.
+    const bool own0 = !share || share->owns(0, t->y);
+    if (!own0) t->tasks.clear();  // raw tiles read for pass-through
+    if (!a_.skip_level0 && !a_.passthrough && own0) {
       const auto [tx0, tx1] = tile_range(0);
       for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T_, t->pixels, {}});
     }
@@ -273,6 +260,7 @@ class Pass {
     else
       producer_->push(t->pixels, t->finished);
     for (const FinishedBand& f : t->finished) {
+      if (share && (f.coefs || !f.band || !share->owns(f.level, f.band->rect().y))) continue;
       if (f.coefs) {
         const auto [tx0, tx1] = tile_range(f.level);
         const size_t cpt = encode_specs_[static_cast<size_t>(f.level)]->layout.coefs_per_tile();
@@ -286,7 +274,7 @@ class Pass {
       if (!f.band) continue;
       const auto [tx0, tx1] = tile_range(f.level);
       for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({f.level, tx, f.band->rect().y / T_, f.band, {}});
-      if (a_.capture && f.level == g_.K) t->capture.push_back(f.band);
+      if ((a_.capture || share) && f.level == g_.K) t->capture.push_back(f.band);
     }
   }
 
@@ -330,19 +318,26 @@ class Pass {
     TraceSpan span("write", t->y / T_);
     BusyTimer timer(cnt_.write);
     for (TileTask& task : t->tasks) {
-      a_.sink->write(task.level + a_.level_offset, task.tx, task.ty, task.bytes);
+      if (a_.share)
+        a_.share->tile(t->y / T_, task.level, task.tx, task.ty, task.bytes);
+      else
+        a_.sink->write(task.level + a_.level_offset, task.tx, task.ty, task.bytes);
       ++(task.level == 0 && a_.passthrough ? cnt_.passed : cnt_.encoded);
       progress_.advance();
     }
     for (const auto& band : t->capture) {
       const Span e = g_.emit[g_.K];
-      a_.capture->write(band->view().sub(Rect(e.x0, band->rect().y, e.x1 - e.x0, band->rect().h)));
+      const ImageView rows = band->view().sub(Rect(e.x0, band->rect().y, e.x1 - e.x0, band->rect().h));
+      if (a_.share)
+        a_.share->rows_of_last_level(rows);
+      else
+        a_.capture->write(rows);
     }
     retire(t);
   }
 
   Token* next_token(tbb::flow_control& fc) {
-    if (next_y_ >= c0_.height) {
+    if (next_y_ >= (a_.share ? a_.share->read1 : c0_.height)) {
       fc.stop();
       return nullptr;
     }

@@ -13,6 +13,7 @@
 #include "engine/pyramid_sink.hpp"
 #include "engine/raw_raster.hpp"
 #include "engine/tile_source.hpp"
+#include "jobs/pyramid/band_share.hpp"
 #include "jobs/pyramid/level_producer.hpp"
 #include "jobs/pyramid/pass_plan.hpp"
 #include "jobs/pyramid/pyramid_job.hpp"
@@ -47,6 +48,10 @@ struct PassArgs {
   size_t gpu_room;    // device budget left beside the cascade
   size_t gpu_memory;  // --gpu-memory (0: a share of the free memory)
   int64_t gpu_join_row;
+  // A share of a slide split by rows over ranks: its rows, and where its
+  // tiles go instead of the sink (the sink only encodes). Null: the whole
+  // stripe. geom.levels carry the share's start rows.
+  const BandShare* share = nullptr;
 };
 
 void run_pass(const PassArgs& a, Counters& cnt, Progress& progress);

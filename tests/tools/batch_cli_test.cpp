@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "tests/support/mpi_run.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -159,24 +160,8 @@ TEST(BatchCli, BadUseIsOneLineAndNothingWritten) {
 
 // ---- MPI ----
 
-bool mpi_ready(std::string* why) {
-  if (test::kSanitizerBuild) return *why = "Open MPI's own allocations fail LeakSanitizer", false;
-  if (test::run({"bash", "-c", "command -v mpirun"}).exit_code != 0) return *why = "no mpirun", false;
-  if (test::run_cli({"batch", "--help"}).out.find("runs batches over MPI ranks") == std::string::npos)
-    return *why = "this build has no MPI", false;
-  return true;
-}
-
-// mpirun as CI runs it: as root where it is root, more ranks than cores.
-test::RunResult mpirun(int np, const std::vector<std::string>& args) {
-  std::vector<std::string> c = {"mpirun", "--oversubscribe", "-np", std::to_string(np), test::cli_path()};
-  c.insert(c.end(), args.begin(), args.end());
-  test::RunOptions o;
-  o.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
-           {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
-           {"OMPI_MCA_rmaps_base_oversubscribe", "1"}};
-  return test::run(c, o);
-}
+using test::mpi_ready;
+using test::mpirun;
 
 TEST(BatchMpi, TwoAndThreeRanksWriteWhatOneProcessWrites) {
   std::string why;

@@ -124,7 +124,9 @@ std::vector<OptionSpec> common_option_specs() {
        "default 254"},
       {"memory", "SIZE", "memory budget for pixel data, e.g. 512M, 4G (default 1G)"},
       {"threads", "N", "worker threads (default: all cores)"},
-      {"device", "DEV", "auto (default: CUDA when a GPU is present), cpu, cuda or cuda:N"},
+      {"device", "DEV",
+       "auto (default: CUDA when a GPU is present), cpu, cuda, cuda:N, or several GPUs to split a slide over: "
+       "cuda:N,M,... or cuda:all"},
       {"gpu-memory", "SIZE", "device memory budget (default: half the GPU's free memory)"},
       {"report", "FILE", "write timings and counts as JSON to FILE"},
       {"help", "", "show this help"},

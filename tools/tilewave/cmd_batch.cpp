@@ -23,6 +23,7 @@
 #include "tools/tilewave/batch_world.hpp"
 #include "tools/tilewave/commands.hpp"
 #include "tools/tilewave/output.hpp"
+#include "tools/tilewave/slide_ranks.hpp"
 
 namespace tw::cli {
 namespace {
@@ -139,6 +140,8 @@ nlohmann::json run_slide(const BatchSlide& s, const std::vector<std::string>& st
 }  // namespace
 
 int cmd_batch(int argc, char** argv) {
+  // A batch's ranks take whole slides; no slide is split over them.
+  disable_slide_ranks();
   const std::vector<OptionSpec> specs = batch_specs();
   Args a("batch", argc, argv, 2, specs);
   if (a.has("help")) {

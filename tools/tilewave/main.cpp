@@ -14,6 +14,7 @@
 #include "engine/warnings.hpp"
 #include "tools/tilewave/args.hpp"
 #include "tools/tilewave/commands.hpp"
+#include "tools/tilewave/slide_ranks.hpp"
 
 namespace {
 
@@ -118,10 +119,12 @@ static int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const int rc = dispatch(argc, argv);
+  // A rank that failed while others may wait on it ends them all.
+  if (rc != 0) tw::cli::end_slide_ranks_after_error();
   // Warnings are said when the command succeeded; a failed run's stderr is
   // its one error line.
   for (const std::string& w : tw::take_warnings())
-    if (rc == 0) std::fprintf(stderr, "tilewave: warning: %s\n", w.c_str());
+    if (rc == 0 && tw::cli::is_lead_rank()) std::fprintf(stderr, "tilewave: warning: %s\n", w.c_str());
   tw::cuda_settle();
   if (tw::trace_enabled())
     tw::trace_record("exit", rc, std::chrono::steady_clock::now(), std::chrono::steady_clock::now());

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/cuda/device.hpp"
 #include "engine/json.hpp"
 #include "engine/memory.hpp"
 #include "engine/output_file.hpp"
@@ -17,6 +18,7 @@
 #include "io/open_sink.hpp"
 #include "io/zarr/zarr_sink.hpp"
 #include "jobs/write_result.hpp"
+#include "tools/tilewave/slide_ranks.hpp"
 
 namespace tw::cli {
 namespace {}  // namespace
@@ -105,10 +107,18 @@ ExecContext context_of(const CommonOptions& c) {
   ctx.memory = c.memory;
   ctx.gpu_memory = c.gpu_memory;
   ctx.tile = c.tile;
+  ctx.ranks = slide_ranks();
+  // A slide split over MPI ranks with --device cuda: each rank takes a GPU
+  // of its host in turn, as the ranks of a batch do.
+  if (ctx.ranks && ctx.backend.is_cuda() && ctx.backend.spelled == "cuda") {
+    const size_t gpus = cuda_devices().size();
+    if (gpus) ctx.backend.device = static_cast<int>(static_cast<size_t>(ctx.ranks->local_rank()) % gpus);
+  }
   return ctx;
 }
 
 void print_written(const OutputRequest& req, const OutputResult& r, const std::string& what) {
+  if (!is_lead_rank()) return;  // a slide split over ranks: rank 0 says it
   const auto& sz = r.stats.level_sizes;
   std::printf("wrote %s: %zu levels from %lld x %lld (%s), %s, %s%s\n", req.output.c_str(), sz.size(),
               static_cast<long long>(sz[0].first), static_cast<long long>(sz[0].second),
@@ -119,7 +129,7 @@ void print_written(const OutputRequest& req, const OutputResult& r, const std::s
 void write_report(const std::string& path, const std::string& command, const std::string& input,
                   const std::string& output, const OutputResult& r, double open_s, double total_s,
                   const nlohmann::json& extra) {
-  if (path.empty()) return;
+  if (path.empty() || !is_lead_rank()) return;
   const PyramidStats& st = r.stats;
   const size_t threads = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
   nlohmann::json levels = nlohmann::json::array();
@@ -161,6 +171,9 @@ void write_report(const std::string& path, const std::string& command, const std
       {"planned_bytes", st.planned_bytes},
       {"planned_device_bytes", st.planned_device_bytes},
       {"peak_rss_bytes", peak_rss_bytes()},
+      {"ranks", st.ranks},
+      {"shared_levels", st.shared_levels},
+      {"merge_seconds", st.merge_s},
   };
   for (const auto& [k, v] : extra.items()) o[k] = v;
   write_small_file(path, dump_json(o, 2) + "\n");

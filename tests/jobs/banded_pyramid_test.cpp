@@ -1,0 +1,135 @@
+// A pyramid split over ranks by bands of rows (jobs/pyramid/
+// banded_pyramid.hpp), on ranks in one process: rank 0's sink must see
+// exactly the writes a single pass makes — the same tiles, the same bytes,
+// in the same order (the order fixes every offset in the file, so equal
+// writes make a byte-identical file; the mpirun CLI test compares files).
+#include "jobs/pyramid/banded_pyramid.hpp"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <tuple>
+
+#include "engine/memory_source.hpp"
+#include "engine/ranks/local_ranks.hpp"
+#include "kernels/pyramid_reduce/pyramid_reduce.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+// Records writes in order; encodes a tile as its raw pixels (no codec in
+// the way of the comparison).
+class RecordingSink : public PyramidSink {
+ public:
+  void encode(int level, const ImageView& t, std::vector<uint8_t>& out) override {
+    out.assign(1, static_cast<uint8_t>(level));
+    for (int64_t y = t.rect.y; y < t.rect.y1(); ++y)
+      out.insert(out.end(), t.row_bytes(y), t.row_bytes(y) + t.row_length_bytes());
+  }
+  void write(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& bytes) override {
+    std::lock_guard<std::mutex> l(mu_);
+    writes.emplace_back(level, tx, ty, bytes);
+  }
+  std::vector<std::tuple<int, int64_t, int64_t, std::vector<uint8_t>>> writes;
+
+ private:
+  std::mutex mu_;
+};
+
+// The tile order as text, for a readable failure.
+std::string order_of(const RecordingSink& s, size_t from, size_t n) {
+  std::string o;
+  for (size_t i = from; i < std::min(s.writes.size(), from + n); ++i)
+    o += std::to_string(std::get<0>(s.writes[i])) + ":" + std::to_string(std::get<1>(s.writes[i])) + "," +
+         std::to_string(std::get<2>(s.writes[i])) + " ";
+  return o;
+}
+
+void check_banded(PixelFormat fmt, int64_t w, int64_t h, int64_t tile, int ranks, int64_t min_size = 1,
+                  size_t memory = size_t{256} << 20, int* shared_levels = nullptr) {
+  const Image img = test::pattern_image(fmt, w, h, static_cast<uint64_t>(w * 7 + h));
+  auto source = [&] {
+    Image copy(fmt, img.rect());
+    copy_overlap(img.view(), copy.view());
+    return MemorySource(std::move(copy));
+  };
+  PyramidJobOptions opt;
+  opt.tile = tile;
+  opt.min_size = min_size;
+  opt.memory = memory;
+  RecordingSink single;
+  {
+    MemorySource src = source();
+    run_pyramid(src, single, opt);
+  }
+  RecordingSink banded;
+  SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " tile " + std::to_string(tile) + " ranks " +
+               std::to_string(ranks));
+  run_local_ranks(ranks, [&](Ranks& r) {
+    MemorySource src = source();
+    RecordingSink encoder_only;
+    PyramidJobOptions o = opt;
+    o.ranks = &r;
+    const PyramidStats st = run_pyramid(src, r.rank() == 0 ? static_cast<PyramidSink&>(banded) : encoder_only, o);
+    EXPECT_TRUE(encoder_only.writes.empty());
+    if (r.rank() == 0 && shared_levels) *shared_levels = st.shared_levels;
+  });
+  ASSERT_EQ(banded.writes.size(), single.writes.size()) << w << "x" << h << " tile " << tile << " ranks " << ranks;
+  for (size_t i = 0; i < single.writes.size(); ++i)
+    if (banded.writes[i] != single.writes[i]) {
+      ADD_FAILURE() << w << "x" << h << " tile " << tile << " ranks " << ranks << ": write " << i
+                    << " differs\n single: " << order_of(single, i, 8) << "\n banded: " << order_of(banded, i, 8);
+      return;
+    }
+}
+
+TEST(BandedPyramid, SameWritesAsOnePass) {
+  int shared = 0;
+  check_banded(kRgb8, 333, 2701, 16, 2, 1, size_t{256} << 20, &shared);
+  EXPECT_GE(shared, 3);
+  for (int ranks : {2, 3, 5}) check_banded(kGray8, 203, 2049, 16, ranks);
+  check_banded(kRgb8, 333, 1517, 16, 2);
+  check_banded(kGray16, 150, 999, 32, 3, 4);
+  check_banded(kRgb8, 64, 4096, 64, 4);   // exact multiples everywhere
+  check_banded(kGray8, 40, 4097, 16, 3);  // one row past a multiple
+}
+
+// Levels 1x1 at the end, shares whose ghost rows reach the image's top and
+// bottom, and a rank count that leaves ranks without rows.
+TEST(BandedPyramid, EdgesAndIdleRanks) {
+  check_banded(kGray8, 17, 300, 16, 2);
+  check_banded(kGray8, 100, 129, 16, 7);
+  check_banded(kRgb8, 1, 2000, 16, 3);
+}
+
+// Too short to share: rank 0 alone makes it, the others wait.
+TEST(BandedPyramid, TooFewRowsRunsOnRankZero) {
+  int shared = -1;
+  check_banded(kRgb8, 300, 40, 16, 3, 1, size_t{256} << 20, &shared);
+  EXPECT_EQ(shared, 0);
+}
+
+TEST(BandedPyramid, TightBudgetIsRefusedOnEveryRank) {
+  const Image img = test::pattern_image(kGray8, 20000, 400, 1);
+  PyramidJobOptions opt;
+  opt.tile = 16;
+  opt.memory = size_t{3} << 19;
+  try {
+    run_local_ranks(2, [&](Ranks& r) {
+      Image copy(kGray8, img.rect());
+      copy_overlap(img.view(), copy.view());
+      MemorySource src(std::move(copy));
+      RecordingSink sink;
+      PyramidJobOptions o = opt;
+      o.ranks = &r;
+      run_pyramid(src, sink, o);
+    });
+    FAIL() << "expected an error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("whole bands of rows"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tw

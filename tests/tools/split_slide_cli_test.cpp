@@ -1,0 +1,145 @@
+// One slide split over MPI ranks (`mpirun -np N tilewave pyramid|run|OP ...`,
+// jobs/pyramid/banded_pyramid.hpp): the file written is byte for byte the one
+// a single process writes, for pyramids (encoded and passed-through level 0,
+// TIFF, OME-TIFF and OME-Zarr), pipelines of neighbourhood steps and a
+// budget 8x smaller than the image; a failure on one rank ends the job with
+// an error and no output. Skipped where there is no mpirun or no MPI build.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <tiffio.h>
+
+#include <fstream>
+
+#include "tests/support/mpi_run.hpp"
+#include "tests/support/test_support.hpp"
+
+namespace tw {
+namespace {
+
+using test::mpi_ready;
+using test::mpirun;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> n;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") n.push_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(n.begin(), n.end());
+  return n;
+}
+
+// The command on one process, then on 2 and 3 ranks: the same bytes. The
+// output (named like the layouts name their images) takes the place of
+// "OUT" in args; each run writes it in a folder of its own.
+void expect_same_split(const test::TempDir& tmp, std::vector<std::string> args, const std::string& out_name,
+                       bool folder = false) {
+  auto with_out = [&](const std::string& dir) {
+    test::run({"mkdir", "-p", tmp.file(dir)});
+    std::vector<std::string> a = args;
+    for (std::string& w : a)
+      if (w == "OUT") w = tmp.file(dir + "/" + out_name);
+    return a;
+  };
+  const std::string one = tmp.file("one/" + out_name);
+  const auto r1 = test::run_cli(with_out("one"));
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  for (int np : {2, 3}) {
+    const std::string dir = "np" + std::to_string(np);
+    const auto r = mpirun(np, with_out(dir));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Rank 0 says what it wrote, once.
+    EXPECT_EQ(r.out.find("wrote"), r.out.rfind("wrote")) << r.out;
+    const std::string many = tmp.file(dir + "/" + out_name);
+    if (folder) {
+      const auto d = test::run({"diff", "-r", one, many});
+      EXPECT_EQ(d.exit_code, 0) << args[0] << " on " << np << " ranks: " << d.out;
+    } else {
+      EXPECT_TRUE(slurp(one) == slurp(many)) << args[0] << " " << args[1] << " on " << np << " ranks differs";
+    }
+  }
+}
+
+TEST(SplitSlide, PyramidIsByteIdentical) {
+  std::string why;
+  if (!mpi_ready(&why)) GTEST_SKIP() << why;
+  test::TempDir tmp;
+  expect_same_split(tmp, {"pyramid", "synthetic:1500x5000", "OUT", "--threads", "1"}, "p.tif");
+  expect_same_split(tmp, {"pyramid", "synthetic:900x9000,seed=3", "OUT", "--tile", "512", "--threads", "1"}, "t.tif");
+  expect_same_split(tmp, {"pyramid", "synthetic:700x3000", "OUT", "--threads", "1"}, "p.ome.tif");
+  expect_same_split(tmp, {"pyramid", "synthetic:600x2500", "OUT", "--threads", "1"}, "p.zarr", true);
+}
+
+// Level 0 copied from the input's own JPEG tiles (pass-through), a 16-bit
+// input with deflate, and an image 8x the --memory budget.
+TEST(SplitSlide, PassThroughSixteenBitsAndOutOfCore) {
+  std::string why;
+  if (!mpi_ready(&why)) GTEST_SKIP() << why;
+  test::TempDir tmp;
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:2000x4000", tmp.file("in.tif")}).exit_code, 0);
+  expect_same_split(tmp, {"pyramid", tmp.file("in.tif"), "OUT", "--threads", "1"}, "pass.tif");
+  test::TiffSpec spec;
+  spec.compression = 8;
+  spec.tile_w = spec.tile_h = 128;
+  test::write_tiff(tmp.file("g16.tif"), test::pattern_image(kGray16, 700, 2300, 9).view(), spec);
+  expect_same_split(tmp, {"pyramid", tmp.file("g16.tif"), "OUT", "--threads", "1", "--tile", "128"}, "g16.tif");
+  // 4000x8000 RGB: 96 MB of pixels under a 12 MB budget.
+  expect_same_split(tmp, {"pyramid", "synthetic:4000x8000", "OUT", "--memory", "12M", "--threads", "1"}, "ooc.tif");
+}
+
+TEST(SplitSlide, PipelineOfNeighbourhoodStepsIsByteIdentical) {
+  std::string why;
+  if (!mpi_ready(&why)) GTEST_SKIP() << why;
+  test::TempDir tmp;
+  expect_same_split(tmp,
+                    {"run", "synthetic:1200x4000", "OUT", "filter gray", "filter gaussian --sigma 2", "filter sobel",
+                     "--threads", "1"},
+                    "run.tif");
+  expect_same_split(tmp, {"filter", "gaussian", "synthetic:800x3000", "OUT", "--sigma", "3", "--threads", "1"},
+                    "g.tif");
+}
+
+// A damaged tile in the last rank's rows: every rank stops, the job exits
+// non-zero, rank 0 names the failing rank's error, nothing is left at the
+// output's path or beside it.
+TEST(SplitSlide, AFailingRankEndsTheJobWithoutOutput) {
+  std::string why;
+  if (!mpi_ready(&why)) GTEST_SKIP() << why;
+  test::TempDir tmp;
+  test::TiffSpec spec;
+  spec.compression = 8;
+  spec.tile_w = spec.tile_h = 64;
+  test::write_tiff(tmp.file("in.tif"), test::pattern_image(kGray8, 300, 3000, 2).view(), spec);
+  std::string bytes = slurp(tmp.file("in.tif"));
+  TIFF* t = TIFFOpen(tmp.file("in.tif").c_str(), "r");
+  uint64_t* offs = nullptr;
+  uint64_t* counts = nullptr;
+  TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+  TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &counts);
+  const uint32_t n = TIFFNumberOfTiles(t);
+  const uint64_t at = offs[n - 3], len = counts[n - 3];
+  TIFFClose(t);
+  for (uint64_t i = 0; i < len; ++i) bytes[at + i] = static_cast<char>(0xA5);
+  std::ofstream(tmp.file("bad.tif"), std::ios::binary) << bytes;
+  test::run({"mkdir", tmp.file("out")});
+  const auto r = mpirun(2, {"pyramid", tmp.file("bad.tif"), tmp.file("out/o.tif"), "--threads", "1"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("tilewave: error:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rank 1"), std::string::npos) << r.err;
+  EXPECT_TRUE(names_in(tmp.file("out")).empty()) << names_in(tmp.file("out"))[0];
+}
+
+}  // namespace
+}  // namespace tw

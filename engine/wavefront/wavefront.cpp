@@ -10,6 +10,9 @@
 #include <cstring>
 #include <mutex>
 
+#include "engine/ranks/ranks.hpp"
+#include "engine/wavefront/ranked_wavefront.hpp"
+
 namespace tw {
 namespace {
 
@@ -251,6 +254,7 @@ WavefrontStats run_wavefront(ScratchStore& j, ScratchStore& i, const TilePropaga
                              const WavefrontOptions& opt) {
   TW_ASSERT(j.info().fmt == i.info().fmt && j.grid().width == i.grid().width && j.grid().height == i.grid().height &&
             j.grid().tile_w == i.grid().tile_w);
+  if (opt.ranks && opt.ranks->size() > 1) return run_ranked_wavefront(j, i, rule, opt);
   Engine e(j, i, rule, opt);
   if (opt.max_concurrency <= 0) return e.run();
   tbb::task_arena arena(opt.max_concurrency);

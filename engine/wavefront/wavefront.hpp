@@ -14,6 +14,8 @@
 
 namespace tw {
 
+class Ranks;
+
 // The op's rule for one tile. Implementations are stateless or thread-safe:
 // propagate() runs on many tiles at once.
 class TilePropagator {
@@ -34,12 +36,17 @@ class TilePropagator {
 struct WavefrontOptions {
   int connectivity = 8;     // 4 or 8
   int max_concurrency = 0;  // tiles in work at once; 0: one per thread
+  // Several ranks: each propagates its band of tile rows and all end with
+  // the whole result (ranked_wavefront.hpp). Null or size 1: this process.
+  Ranks* ranks = nullptr;
 };
 
 struct WavefrontStats {
   int64_t tiles = 0;
-  int64_t tile_visits = 0;
+  int64_t tile_visits = 0;  // summed over ranks
   double seconds = 0;
+  // Over ranks: messages and their bytes (edges, termination, the result).
+  int64_t messages = 0, message_bytes = 0;
 };
 
 WavefrontStats run_wavefront(ScratchStore& j, ScratchStore& i, const TilePropagator& rule, const WavefrontOptions& opt);

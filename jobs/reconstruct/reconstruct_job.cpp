@@ -188,6 +188,7 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   WavefrontOptions wo;
   wo.connectivity = job.params.connectivity;
   if (cuda) wo.max_concurrency = 2;
+  wo.ranks = job.ranks;
   TraceSpan run_span("reconstruct-wavefront", g.count());
   res.wavefront = run_wavefront(*j, i, *rule, wo);
   res.store = j->stats();
@@ -204,6 +205,7 @@ ReconstructJob reconstruct_job(const ExecContext& ctx, ReconstructParams params,
   job.memory = ctx.memory;
   job.scratch_near = ctx.scratch_near;
   job.backend = ctx.backend;
+  job.ranks = ctx.ranks;
   return job;
 }
 

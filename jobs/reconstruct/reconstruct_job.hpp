@@ -28,6 +28,9 @@ struct ReconstructJob {
   size_t memory = size_t{1} << 30;
   std::string scratch_near;  // scratch files go beside this path
   Backend backend;
+  // Several ranks: the propagation is split over them, and each ends with
+  // the whole result (every rank loads the same inputs).
+  Ranks* ranks = nullptr;
   // When set, each marker tile is computed from the mask tile (mask, marker
   // views of the same rect) instead of read: the mask's source runs once.
   // It may also rewrite the mask tile in place (Canny turns its classes into

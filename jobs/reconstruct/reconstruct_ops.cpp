@@ -54,7 +54,10 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
                 {"gpu_kernel_seconds", r.gpu.kernel_seconds},
                 {"gpu_transfer_seconds", r.gpu.transfer_seconds},
                 {"tiles_spilled", r.store.spills},
-                {"tiles_reloaded", r.store.loads}};
+                {"tiles_reloaded", r.store.loads},
+                // Split over ranks: edges, termination waves and the result's gather.
+                {"rank_messages", r.wavefront.messages},
+                {"rank_message_bytes", r.wavefront.message_bytes}};
   return res;
 }
 

@@ -238,6 +238,9 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
       {"unknown command", {"pyramd"}, "unknown command", 2},
       {"unknown device", {"pyramid", "synthetic:100x100", "OUT", "--device", "tpu"}, "unknown device", 1},
       {"device number", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda:x"}, "invalid device", 1},
+      {"device list", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda:0,,1"}, "invalid device", 1},
+      {"device list end", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda:0,"}, "invalid device", 1},
+      {"device list sign", {"pyramid", "synthetic:100x100", "OUT", "--device", "cuda:0,-1"}, "invalid device", 1},
       {"gpu-memory tiny", {"pyramid", "synthetic:100x100", "OUT", "--gpu-memory", "10K"}, "--gpu-memory", 2},
   };
   // Without a GPU, asking for one is a clear error (with one, it would run).

@@ -111,6 +111,42 @@ TEST(SplitSlide, PipelineOfNeighbourhoodStepsIsByteIdentical) {
                     "g.tif");
 }
 
+// A serpentine corridor of background from the top edge, running down and
+// up the whole height column after column: fill-holes must carry "reached
+// from the border" across every boundary between ranks many times (the
+// ranked wavefront, engine/wavefront/ranked_wavefront.hpp); the enclosed
+// dots are holes. And a pipeline with barriers (Otsu, fill-holes, EDT).
+TEST(SplitSlide, WavefrontAcrossEveryRankBoundary) {
+  std::string why;
+  if (!mpi_ready(&why)) GTEST_SKIP() << why;
+  test::TempDir tmp;
+  const int64_t w = 413, h = 1500;
+  Image img(kGray8, Rect(0, 0, w, h));
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const int64_t col = x / 8, in = x % 8;
+      // Corridors 4 pixels wide in every 8 columns, joined alternately at
+      // the bottom and the top; the first opens onto the top edge.
+      bool corridor = in >= 2 && in < 6 && y >= 4 && y < h - 4;
+      if (in >= 2 && (y >= h - 8 && y < h - 4) && col % 2 == 0) corridor = true;  // bottom turn to the next
+      if (in < 2 && (y >= h - 8 && y < h - 4) && col % 2 == 1) corridor = true;
+      if (in >= 2 && y >= 4 && y < 8 && col % 2 == 1) corridor = true;  // top turn
+      if (in < 2 && y >= 4 && y < 8 && col % 2 == 0 && col > 0) corridor = true;
+      if (col == 0 && in >= 2 && in < 6 && y < 4) corridor = true;  // the opening
+      const bool hole = (x % 8 == 7) && (y % 37 == 0) && y > 10 && y < h - 10;
+      *img.ptr<uint8_t>(x, y) = corridor || hole ? 0 : 255;
+    }
+  test::TiffSpec spec;
+  spec.compression = 8;
+  spec.tile_w = spec.tile_h = 64;
+  test::write_tiff(tmp.file("serp.tif"), img.view(), spec);
+  expect_same_split(tmp, {"fill-holes", tmp.file("serp.tif"), "OUT", "--tile", "64", "--threads", "1"}, "f.tif");
+  expect_same_split(tmp,
+                    {"run", "synthetic:900x2600", "OUT", "filter gray", "filter threshold --otsu", "fill-holes", "edt",
+                     "filter convert --type u8 --from 0 --to 40", "--threads", "1"},
+                    "chain.tif");
+}
+
 // A damaged tile in the last rank's rows: every rank stops, the job exits
 // non-zero, rank 0 names the failing rank's error, nothing is left at the
 // output's path or beside it.

@@ -66,6 +66,28 @@ class Reader {
   size_t at_ = 0;
 };
 
+// A rank's tiles of one token, as one message to rank 0.
+struct TileBatch {
+  Writer w;
+  int64_t token = 0;
+  uint32_t count = 0;
+  void start(int64_t t) {
+    w.b.clear();
+    w.put<uint8_t>(kTile), w.put<int64_t>(t), w.put<uint32_t>(0);
+    token = t;
+  }
+  void add(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& bytes) {
+    w.put<int32_t>(level), w.put<int64_t>(tx), w.put<int64_t>(ty), w.put<uint64_t>(bytes.size());
+    w.put_bytes(bytes.data(), bytes.size());
+    ++count;
+  }
+  void send(Ranks& ranks) {
+    std::memcpy(w.b.data() + 1 + sizeof(int64_t), &count, sizeof count);
+    ranks.send(0, rank_tags::kPyramid, w.b);
+    count = 0;
+  }
+};
+
 struct Spilled {
   int64_t token = 0;
   int32_t level = 0;
@@ -112,17 +134,23 @@ std::string scratch_of(const PyramidJobOptions& opt) {
   return std::string(tmp && *tmp ? tmp : "/tmp") + "/tilewave";
 }
 
-// The shared levels K. A share reads about 2^K - 1 tiles' rows past its
-// end again (jobs/pyramid/band_share.cpp), and rank 0 alone makes the
-// levels below K (a third of 4^-K of the pixels): the largest K whose ghost
-// rows stay under a tenth of a rank's share, at least 1 where every rank
-// gets two bands of 2 tiles' rows; 0 (rank 0 alone) below that.
+// The shared levels K, weighing two costs against a rank's share of the
+// work: its ghost rows, about (2^K - 1) tiles' rows of level 0 read again
+// (jobs/pyramid/band_share.cpp), and the levels below K, which rank 0 makes
+// alone while the others wait (a third of 4^-K of the pixels, so R / (3 *
+// 4^K) of a share) — and its rows of level K travel to rank 0. At least 1
+// where every rank gets two units of 2 tiles' rows; 0 (rank 0 alone) below.
 int shared_levels(const Sizes& sizes, int64_t T, int ranks) {
   const int64_t H = sizes[0].second, L = static_cast<int64_t>(sizes.size());
   if (L < 2 || ceil_div(H, 2 * T) < 2 * static_cast<int64_t>(ranks)) return 0;
-  int K = 1;
-  while (K + 1 < L && (T << (K + 1)) * 10 * ranks <= H) ++K;
-  return K;
+  int best = 1;
+  double best_cost = 1e300;
+  for (int k = 1; k < L && ceil_div(H, T << k) >= 2 * static_cast<int64_t>(ranks); ++k) {
+    const double ghost = static_cast<double>(((int64_t{1} << k) - 1) * T) * ranks / static_cast<double>(H);
+    const double tail = ranks / (3.0 * static_cast<double>(int64_t{1} << (2 * k)));
+    if (ghost + tail < best_cost) best_cost = ghost + tail, best = k;
+  }
+  return best;
 }
 
 // Rank r's level-0 rows: a contiguous run of bands (possibly none).
@@ -255,10 +283,13 @@ PyramidStats run_pyramid_banded(const TileSource& src, PyramidSink& sink, const 
                            std::string(reinterpret_cast<const char*>(rd.take(n)), static_cast<size_t>(n));
           } else if (kind == kTile) {
             const int64_t token = rd.get<int64_t>();
-            const int32_t level = rd.get<int32_t>();
-            const int64_t tx = rd.get<int64_t>(), ty = rd.get<int64_t>();
-            const uint64_t n = rd.get<uint64_t>();
-            collected->tile(token, level, tx, ty, rd.take(n), static_cast<size_t>(n));
+            const uint32_t count = rd.get<uint32_t>();
+            for (uint32_t t = 0; t < count; ++t) {
+              const int32_t level = rd.get<int32_t>();
+              const int64_t tx = rd.get<int64_t>(), ty = rd.get<int64_t>();
+              const uint64_t n = rd.get<uint64_t>();
+              collected->tile(token, level, tx, ty, rd.take(n), static_cast<size_t>(n));
+            }
           } else if (kind == kRows) {
             const int64_t x = rd.get<int64_t>(), y = rd.get<int64_t>(), w = rd.get<int64_t>(), h = rd.get<int64_t>();
             const size_t row = static_cast<size_t>(w) * fmt.bytes_per_pixel();
@@ -274,6 +305,7 @@ PyramidStats run_pyramid_banded(const TileSource& src, PyramidSink& sink, const 
     });
 
   Counters cnt;
+  TileBatch batch;
   try {
     const int threads =
         static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
@@ -297,11 +329,12 @@ PyramidStats run_pyramid_banded(const TileSource& src, PyramidSink& sink, const 
         };
         share.rows_of_last_level = [&](const ImageView& v) { collected->rows(v); };
       } else {
+        // A token's tiles go as one message (the write stage hands them on
+        // token by token), sent when the next token's first tile comes.
         share.tile = [&](int64_t token, int level, int64_t tx, int64_t ty, std::vector<uint8_t>& b) {
-          Writer w;
-          w.put<uint8_t>(kTile), w.put<int64_t>(token), w.put<int32_t>(level), w.put<int64_t>(tx), w.put<int64_t>(ty);
-          w.put<uint64_t>(b.size()), w.put_bytes(b.data(), b.size());
-          ranks.send(0, rank_tags::kPyramid, w.b);
+          if (batch.count && batch.token != token) batch.send(ranks);
+          if (!batch.count) batch.start(token);
+          batch.add(level, tx, ty, b);
         };
         share.rows_of_last_level = [&](const ImageView& v) {
           Writer w;
@@ -325,6 +358,7 @@ PyramidStats run_pyramid_banded(const TileSource& src, PyramidSink& sink, const 
                  opt.gpu_memory, -1};
       a.share = &share;
       run_pass(a, cnt, progress);
+      if (batch.count) batch.send(ranks);
     }
   } catch (...) {
     out.own = std::current_exception();

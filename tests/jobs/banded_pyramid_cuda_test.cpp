@@ -69,12 +69,14 @@ std::string slurp(const std::string& path) {
 TEST(BandedPyramidCuda, CliDeviceListWritesTheCpuFile) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
+  test::run({"mkdir", tmp.file("cpu"), tmp.file("gpu")});
+  // Same names in two folders: OME-XML names the image after its file.
   for (const std::string& out : {"a.tif", "b.ome.tif"}) {
-    const auto c = test::run_cli({"pyramid", "synthetic:3000x9000", tmp.file("cpu-" + out), "--device", "cpu"});
+    const auto c = test::run_cli({"pyramid", "synthetic:3000x9000", tmp.file("cpu/" + out), "--device", "cpu"});
     ASSERT_EQ(c.exit_code, 0) << c.err;
-    const auto g = test::run_cli({"pyramid", "synthetic:3000x9000", tmp.file("gpu-" + out), "--device", "cuda:0,0"});
+    const auto g = test::run_cli({"pyramid", "synthetic:3000x9000", tmp.file("gpu/" + out), "--device", "cuda:0,0"});
     ASSERT_EQ(g.exit_code, 0) << g.err;
-    EXPECT_TRUE(slurp(tmp.file("cpu-" + out)) == slurp(tmp.file("gpu-" + out))) << out;
+    EXPECT_TRUE(slurp(tmp.file("cpu/" + out)) == slurp(tmp.file("gpu/" + out))) << out;
   }
   const auto r = test::run_cli({"run", "synthetic:2000x6000", tmp.file("run-gpu.tif"), "filter gray",
                                 "filter gaussian --sigma 2", "--device", "cuda:all"});

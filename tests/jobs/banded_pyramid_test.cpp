@@ -63,7 +63,7 @@ void check_banded(PixelFormat fmt, int64_t w, int64_t h, int64_t tile, int ranks
 TEST(BandedPyramid, SameWritesAsOnePass) {
   int shared = 0;
   check_banded(kRgb8, 333, 2701, 16, 2, 1, size_t{256} << 20, &shared);
-  EXPECT_GE(shared, 3);
+  EXPECT_GE(shared, 2);
   for (int ranks : {2, 3, 5}) check_banded(kGray8, 203, 2049, 16, ranks);
   check_banded(kRgb8, 333, 1517, 16, 2);
   check_banded(kGray16, 150, 999, 32, 3, 4);

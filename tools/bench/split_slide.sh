@@ -7,7 +7,8 @@
 #                              [-- COMMAND ARGS after OUTPUT...]
 # Configurations: one (a single process), mpiN (mpirun -np N, the cores
 # shared: --threads cores/N each), gpuLIST (--device cuda:LIST, e.g. gpu00
-# = cuda:0,0; gpuall = cuda:all), gpu0 (one process on cuda:0).
+# = cuda:0,0; gpuall = cuda:all), gpu0 (one process on cuda:0), cpu (one
+# process, --device cpu).
 # The command is `tilewave pyramid INPUT OUT [ARGS]` unless ARGS start with
 # a step (then `tilewave run INPUT OUT ARGS`).
 set -euo pipefail
@@ -37,6 +38,7 @@ for round in $(seq "$runs"); do
     start=$(date +%s.%N)
     case $c in
       one) "$T" "$cmd" "$input" "$out" "$@" > /dev/null ;;
+      cpu) "$T" "$cmd" "$input" "$out" --device cpu "$@" > /dev/null ;;
       gpu0) "$T" "$cmd" "$input" "$out" --device cuda:0 "$@" > /dev/null ;;
       gpuall) "$T" "$cmd" "$input" "$out" --device cuda:all "$@" > /dev/null ;;
       gpu*) list=$(echo "${c#gpu}" | sed 's/./&,/g; s/,$//'); "$T" "$cmd" "$input" "$out" --device "cuda:$list" "$@" > /dev/null ;;

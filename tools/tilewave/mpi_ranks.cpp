@@ -9,9 +9,12 @@
 // a clear error rather than risking a deadlock.
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "engine/error.hpp"
 #include "engine/ranks/ranks.hpp"
@@ -33,6 +36,17 @@ int launcher_size() {
     if (const char* s = std::getenv(v)) return std::atoi(s);
   return 1;
 }
+
+class Backoff {
+ public:
+  void operator()() {
+    std::this_thread::sleep_for(std::chrono::microseconds(us_));
+    us_ = std::min(us_ * 2, 200);
+  }
+
+ private:
+  int us_ = 5;
+};
 
 class MpiRanks : public Ranks {
  public:
@@ -61,16 +75,30 @@ class MpiRanks : public Ranks {
   int size() const override { return size_; }
   int local_rank() const override { return local_; }
 
+  // Waits poll with a short sleep instead of blocking in MPI: Open MPI's
+  // blocking calls spin a core at 100%, which a rank's receiving thread
+  // would take from its own compute threads for the whole job (measured on
+  // 2 cores: a split pyramid 1.5x slower). The sleep grows to 200 us, well
+  // under a tile's encoding time.
   void send(int to, int tag, const void* data, size_t n) override {
     if (n > static_cast<size_t>(INT_MAX)) throw InternalError("MPI: a message over 2 GiB");
-    check(MPI_Send(data, static_cast<int>(n), MPI_BYTE, to, tag, MPI_COMM_WORLD), "MPI_Send");
+    MPI_Request req;
+    check(MPI_Isend(data, static_cast<int>(n), MPI_BYTE, to, tag, MPI_COMM_WORLD, &req), "MPI_Isend");
+    Backoff wait;
+    for (;;) {
+      int done = 0;
+      check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) return;
+      wait();
+    }
   }
 
   RankMessage recv(int from, int tag) override {
-    MPI_Message msg;
-    MPI_Status st;
-    check(MPI_Mprobe(from == kAny ? MPI_ANY_SOURCE : from, tag, MPI_COMM_WORLD, &msg, &st), "MPI_Mprobe");
-    return take(msg, st);
+    Backoff wait;
+    for (;;) {
+      if (std::optional<RankMessage> m = try_recv(from, tag)) return std::move(*m);
+      wait();
+    }
   }
 
   std::optional<RankMessage> try_recv(int from, int tag) override {

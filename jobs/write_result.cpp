@@ -1,6 +1,7 @@
 #include "jobs/write_result.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <thread>
 
@@ -81,13 +82,14 @@ PyramidStats run_pyramid_on_devices(const TileSource& src, PyramidSink& sink, co
   run_local_ranks(n, [&](Ranks& r) {
     PyramidJobOptions mine = job;
     mine.ranks = &r;
-    mine.backend = Backend::cuda(devices[static_cast<size_t>(r.rank())]);
+    const int d = devices[static_cast<size_t>(r.rank())];
+    mine.backend = d >= 0 ? Backend::cuda(d) : Backend{};
     mine.memory = job.memory / static_cast<size_t>(n);
     stats[static_cast<size_t>(r.rank())] = run_pyramid(src, sink, mine);
   });
   PyramidStats s = stats[0];
   std::string names;
-  for (int d : devices) names += (names.empty() ? "cuda:" : ",") + std::to_string(d);
+  for (int d : devices) names += (names.empty() ? (d >= 0 ? "cuda:" : "cpu:") : ",") + std::to_string(d);
   s.backend = names;
   for (size_t i = 1; i < stats.size(); ++i) {
     s.decode_s += stats[i].decode_s, s.reduce_s += stats[i].reduce_s, s.encode_s += stats[i].encode_s;
@@ -147,6 +149,8 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   Backend backend = ctx.backend;
   if (backend.pending && (backend.all_devices || !backend.devices.empty())) backend = resolve_backend(backend);
   std::vector<int> devices = ranks ? std::vector<int>{} : backend.devices;
+  // Tests: shares on the CPU in one process (-1 stands for the CPU).
+  if (const char* n = std::getenv("TW_TEST_CPU_SHARES"); n && !ranks) devices.assign(std::atoi(n), -1);
   if (own_files && devices.size() > 1) {
     warn(std::string(layout == Layout::kDzi ? "Deep Zoom" : "OME-Zarr") +
          " output is made on one GPU (cuda:" + std::to_string(backend.device) + ")");

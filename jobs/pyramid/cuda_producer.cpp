@@ -182,7 +182,14 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     TW_CUDA_CHECK(cudaMemcpy2DAsync(in_[slot].get(), pitch0_, b.data(), b.stride(), b.view().row_length_bytes(),
                                     static_cast<size_t>(b.rect().h), cudaMemcpyHostToDevice, s));
     bytes_up_ += b.view().row_length_bytes() * static_cast<size_t>(b.rect().h);
-    log_.add(up0, log_.record(s), Stage::kUpload);
+    auto uploaded = log_.record(s);
+    log_.add(up0, uploaded, Stage::kUpload);
+    // The caller's band goes back to its pool when its token is written,
+    // and the next band is decoded into it: not before the copy has read
+    // it. A token that finishes no band of its own would otherwise wait for
+    // nothing (seen as a wrong tile of a share's first rows, whose first
+    // token finishes nothing, with three shares on one GPU).
+    out.push_back({-1, nullptr, [uploaded] { uploaded->sync(); }});
     cascade(s, DeviceRows{in_[slot].get(), pitch0_, b.rect().y, b.rect().h}, out);
   }
 

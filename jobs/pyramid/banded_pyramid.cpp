@@ -138,7 +138,7 @@ std::string scratch_of(const PyramidJobOptions& opt) {
 // work: its ghost rows, about (2^K - 1) tiles' rows of level 0 read again
 // (jobs/pyramid/band_share.cpp), and the levels below K, which rank 0 makes
 // alone while the others wait (a third of 4^-K of the pixels, so R / (3 *
-// 4^K) of a share) — and its rows of level K travel to rank 0. At least 1
+// 4^K) of a share), and level K's raw rows travel to rank 0 (as much again). At least 1
 // where every rank gets two units of 2 tiles' rows; 0 (rank 0 alone) below.
 int shared_levels(const Sizes& sizes, int64_t T, int ranks) {
   const int64_t H = sizes[0].second, L = static_cast<int64_t>(sizes.size());
@@ -147,7 +147,8 @@ int shared_levels(const Sizes& sizes, int64_t T, int ranks) {
   double best_cost = 1e300;
   for (int k = 1; k < L && ceil_div(H, T << k) >= 2 * static_cast<int64_t>(ranks); ++k) {
     const double ghost = static_cast<double>(((int64_t{1} << k) - 1) * T) * ranks / static_cast<double>(H);
-    const double tail = ranks / (3.0 * static_cast<double>(int64_t{1} << (2 * k)));
+    // Counted twice: rank 0's work, and level K's raw rows crossing to it.
+    const double tail = 2 * ranks / (3.0 * static_cast<double>(int64_t{1} << (2 * k)));
     if (ghost + tail < best_cost) best_cost = ghost + tail, best = k;
   }
   return best;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <tiffio.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -175,6 +176,40 @@ TEST(SplitSlide, AFailingRankEndsTheJobWithoutOutput) {
   EXPECT_NE(r.err.find("tilewave: error:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("rank 1"), std::string::npos) << r.err;
   EXPECT_TRUE(names_in(tmp.file("out")).empty()) << names_in(tmp.file("out"))[0];
+}
+
+// The split without MPI: shares on the CPU in one process (the path several
+// GPUs take, with the CPU in place of each device), so sanitizer builds,
+// which leave MPI out, run the banded pyramid end to end too.
+TEST(SplitSlide, SharesInOneProcessWriteWhatOneProcessWrites) {
+  test::TempDir tmp;
+  test::run({"mkdir", tmp.file("one"), tmp.file("three")});
+  for (const std::string& out : {"p.tif", "p.ome.tif"}) {
+    const auto one = test::run_cli({"pyramid", "synthetic:900x4000", tmp.file("one/" + out), "--threads", "2"});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    test::RunOptions o;
+    o.env = {{"TW_TEST_CPU_SHARES", "3"}};
+    const auto three = test::run({test::cli_path(), "pyramid", "synthetic:900x4000", tmp.file("three/" + out),
+                                  "--threads", "2", "--report", tmp.file("r.json")},
+                                 o);
+    ASSERT_EQ(three.exit_code, 0) << three.err;
+    EXPECT_EQ(test::read_json(tmp.file("r.json"))["ranks"], 3);
+    EXPECT_TRUE(slurp(tmp.file("one/" + out)) == slurp(tmp.file("three/" + out))) << out;
+  }
+}
+
+// A rank bound to fewer cores than its share of the host (Open MPI's
+// default with two ranks or fewer) is told how to unbind it.
+TEST(SplitSlide, ARankBoundToOneCoreIsWarned) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one core: nothing to bind away";
+  if (test::run({"bash", "-c", "command -v taskset"}).exit_code != 0) GTEST_SKIP() << "no taskset";
+  test::TempDir tmp;
+  test::RunOptions o;
+  o.env = {{"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}, {"OMPI_COMM_WORLD_RANK", "0"}};
+  const auto r =
+      test::run({"taskset", "-c", "0", test::cli_path(), "pyramid", "synthetic:200x200", tmp.file("o.tif")}, o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--bind-to none"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ for round in $(seq "$runs"); do
     if [ "$np" = 1 ]; then
       "$T" batch "$work/list.txt" "$work/out" --threads "$t" "$@" > /dev/null
     else
-      mpirun --oversubscribe -np "$np" "$T" batch "$work/list.txt" "$work/out" --threads "$t" "$@" > /dev/null
+      mpirun --oversubscribe --bind-to none -np "$np" "$T" batch "$work/list.txt" "$work/out" --threads "$t" "$@" > /dev/null
     fi
     end=$(date +%s.%N)
     awk -v r="$round" -v np="$np" -v t="$t" -v s="$start" -v e="$end" -v n="$slides" \

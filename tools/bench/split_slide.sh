@@ -43,7 +43,7 @@ for round in $(seq "$runs"); do
       gpuall) "$T" "$cmd" "$input" "$out" --device cuda:all "$@" > /dev/null ;;
       gpu*) list=$(echo "${c#gpu}" | sed 's/./&,/g; s/,$//'); "$T" "$cmd" "$input" "$out" --device "cuda:$list" "$@" > /dev/null ;;
       mpi*) np=${c#mpi}; t=$(( (cores + np - 1) / np ))
-            mpirun --oversubscribe -np "$np" "$T" "$cmd" "$input" "$out" --threads "$t" "$@" > /dev/null ;;
+            mpirun --oversubscribe --bind-to none -np "$np" "$T" "$cmd" "$input" "$out" --threads "$t" "$@" > /dev/null ;;
       *) echo "unknown configuration $c" >&2; exit 2 ;;
     esac
     end=$(date +%s.%N)

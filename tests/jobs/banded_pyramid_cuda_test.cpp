@@ -20,38 +20,21 @@ namespace {
 
 void check_on_gpus(PixelFormat fmt, int64_t w, int64_t h, int64_t tile, int ranks) {
   const Image img = test::pattern_image(fmt, w, h, static_cast<uint64_t>(w + 3 * h));
-  auto source = [&] {
-    Image copy(fmt, img.rect());
-    copy_overlap(img.view(), copy.view());
-    return MemorySource(std::move(copy));
-  };
   PyramidJobOptions opt;
   opt.tile = tile;
   opt.min_size = 1;
   opt.memory = size_t{256} << 20;
-  test::RecordingSink cpu;
-  {
-    MemorySource src = source();
-    run_pyramid(src, cpu, opt);
-  }
-  test::RecordingSink gpu;
-  run_local_ranks(ranks, [&](Ranks& r) {
-    MemorySource src = source();
-    test::RecordingSink encoder_only;
-    PyramidJobOptions o = opt;
-    o.ranks = &r;
-    o.backend = Backend::cuda(0);
-    o.gpu_memory = size_t{256} << 20;
-    const PyramidStats st = run_pyramid(src, r.rank() == 0 ? static_cast<PyramidSink&>(gpu) : encoder_only, o);
-    EXPECT_EQ(st.backend, "cuda:0");
-  });
-  ASSERT_EQ(gpu.writes.size(), cpu.writes.size());
-  for (size_t i = 0; i < cpu.writes.size(); ++i)
-    if (gpu.writes[i] != cpu.writes[i]) {
-      ADD_FAILURE() << fmt.str() << " " << w << "x" << h << " ranks " << ranks << ": write " << i
-                    << " differs\n cpu: " << test::order_of(cpu, i, 6) << "\n gpu: " << test::order_of(gpu, i, 6);
-      return;
-    }
+  PyramidStats st;
+  EXPECT_EQ(test::compare_split(
+                img, opt, ranks,
+                [](PyramidJobOptions& o) {
+                  o.backend = Backend::cuda(0);
+                  o.gpu_memory = size_t{256} << 20;
+                },
+                &st),
+            "")
+      << fmt.str() << " " << w << "x" << h << " ranks " << ranks;
+  EXPECT_EQ(st.backend, "cuda:0");
 }
 
 TEST(BandedPyramidCuda, SharesOnTheGpuWriteWhatOneCpuPassWrites) {
@@ -59,11 +42,6 @@ TEST(BandedPyramidCuda, SharesOnTheGpuWriteWhatOneCpuPassWrites) {
   check_on_gpus(kRgb8, 333, 2701, 16, 2);
   check_on_gpus(kGray16, 203, 2049, 32, 3);
   check_on_gpus(kGray8, 1000, 5000, 64, 2);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
 TEST(BandedPyramidCuda, CliDeviceListWritesTheCpuFile) {
@@ -76,7 +54,7 @@ TEST(BandedPyramidCuda, CliDeviceListWritesTheCpuFile) {
     ASSERT_EQ(c.exit_code, 0) << c.err;
     const auto g = test::run_cli({"pyramid", "synthetic:3000x9000", tmp.file("gpu/" + out), "--device", "cuda:0,0"});
     ASSERT_EQ(g.exit_code, 0) << g.err;
-    EXPECT_TRUE(slurp(tmp.file("cpu/" + out)) == slurp(tmp.file("gpu/" + out))) << out;
+    EXPECT_TRUE(test::file_bytes(tmp.file("cpu/" + out)) == test::file_bytes(tmp.file("gpu/" + out))) << out;
   }
   const auto r = test::run_cli({"run", "synthetic:2000x6000", tmp.file("run-gpu.tif"), "filter gray",
                                 "filter gaussian --sigma 2", "--device", "cuda:all"});
@@ -84,7 +62,7 @@ TEST(BandedPyramidCuda, CliDeviceListWritesTheCpuFile) {
   const auto rc = test::run_cli({"run", "synthetic:2000x6000", tmp.file("run-cpu.tif"), "filter gray",
                                  "filter gaussian --sigma 2", "--device", "cpu"});
   ASSERT_EQ(rc.exit_code, 0) << rc.err;
-  EXPECT_TRUE(slurp(tmp.file("run-gpu.tif")) == slurp(tmp.file("run-cpu.tif")));
+  EXPECT_TRUE(test::file_bytes(tmp.file("run-gpu.tif")) == test::file_bytes(tmp.file("run-cpu.tif")));
   const auto bad = test::run_cli({"pyramid", "synthetic:300x300", tmp.file("x.tif"), "--device", "cuda:0,99"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("only"), std::string::npos) << bad.err;

@@ -159,6 +159,16 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
 
 // TW_CLI in the environment points the tests at another build of the CLI
 // (e.g. a bundle unpacked on the GPU machine, where build paths differ).
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
 std::string cli_path() {
   const char* env = std::getenv("TW_CLI");
   return env && *env ? env : TW_CLI;

@@ -60,6 +60,9 @@ inline constexpr bool kSanitizerBuild = false;
 RunResult run(const std::vector<std::string>& argv, const RunOptions& opt = {});
 RunResult run_cli(const std::vector<std::string>& args, const RunOptions& opt = {});
 std::string cli_path();
+// A whole file's bytes ("" if it cannot be read), and whether a path exists.
+std::string file_bytes(const std::string& path);
+bool path_exists(const std::string& path);
 std::string source_dir();
 
 // The Debian Python with numpy/scipy/skimage/tifffile; tests that need a

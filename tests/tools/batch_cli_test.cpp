@@ -15,16 +15,6 @@
 namespace tw {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
 void write_list(const std::string& path, const std::vector<std::string>& lines) {
   std::ofstream f(path);
   f << "# slides\n\n";
@@ -51,7 +41,7 @@ std::string reference(const Slides& s, const std::string& input, bool steps, con
   const auto r = test::run_cli(c);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   (void)s;
-  return slurp(out);
+  return test::file_bytes(out);
 }
 
 TEST(BatchCli, OneProcessWritesWhatTheCommandsWrite) {
@@ -65,7 +55,8 @@ TEST(BatchCli, OneProcessWritesWhatTheCommandsWrite) {
     const auto r = test::run_cli(c);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (size_t i = 0; i < names.size(); ++i)
-      EXPECT_TRUE(slurp(out + "/" + names[i] + ".tif") == reference(s, s.inputs[i], steps, s.tmp.file("ref.tif")))
+      EXPECT_TRUE(test::file_bytes(out + "/" + names[i] + ".tif") ==
+                  reference(s, s.inputs[i], steps, s.tmp.file("ref.tif")))
           << names[i] << (steps ? " (steps)" : "");
     const auto sum = test::read_json(out + "/batch-summary.json");
     EXPECT_EQ(sum["ranks"], 1);
@@ -85,7 +76,7 @@ TEST(BatchCli, OneProcessWritesWhatTheCommandsWrite) {
 TEST(BatchCli, AFailingSlideIsReportedAndTheOthersFinish) {
   Slides s;
   // A truncated TIFF and a missing file between good slides.
-  const std::string good = slurp(s.tmp.file("gray one.tif"));
+  const std::string good = test::file_bytes(s.tmp.file("gray one.tif"));
   std::ofstream(s.tmp.file("cut.tif"), std::ios::binary) << good.substr(0, good.size() / 2);
   write_list(s.tmp.file("list.txt"), {s.inputs[0], s.tmp.file("cut.tif"), s.tmp.file("missing.svs"), s.inputs[2]});
   const std::string out = s.tmp.file("out");
@@ -93,10 +84,10 @@ TEST(BatchCli, AFailingSlideIsReportedAndTheOthersFinish) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("missing.svs failed: cannot open"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cut.tif failed: "), std::string::npos) << r.err;
-  EXPECT_TRUE(exists(out + "/synthetic_700x500.tif"));
-  EXPECT_TRUE(exists(out + "/synthetic_900x400_seed_4.tif"));
-  EXPECT_FALSE(exists(out + "/cut.tif"));
-  EXPECT_FALSE(exists(out + "/missing.tif"));
+  EXPECT_TRUE(test::path_exists(out + "/synthetic_700x500.tif"));
+  EXPECT_TRUE(test::path_exists(out + "/synthetic_900x400_seed_4.tif"));
+  EXPECT_FALSE(test::path_exists(out + "/cut.tif"));
+  EXPECT_FALSE(test::path_exists(out + "/missing.tif"));
   const auto sum = test::read_json(out + "/batch-summary.json");
   EXPECT_EQ(sum["ok"], 2);
   EXPECT_EQ(sum["failed"], 2);
@@ -111,7 +102,7 @@ TEST(BatchCli, ResumeSkipsWhatIsDone) {
   write_list(s.tmp.file("list.txt"), s.inputs);
   const std::string out = s.tmp.file("out");
   ASSERT_EQ(test::run_cli({"batch", s.tmp.file("list.txt"), out}).exit_code, 0);
-  const std::string before = slurp(out + "/gray one.tif");
+  const std::string before = test::file_bytes(out + "/gray one.tif");
   ASSERT_EQ(::unlink((out + "/synthetic_700x500.tif").c_str()), 0);
   const auto r = test::run_cli({"batch", s.tmp.file("list.txt"), out, "--resume"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -119,8 +110,8 @@ TEST(BatchCli, ResumeSkipsWhatIsDone) {
   EXPECT_EQ(sum["ok"], 1);
   EXPECT_EQ(sum["skipped"], 2);
   EXPECT_EQ(sum["slides"][0]["outcome"], "ok");
-  EXPECT_TRUE(slurp(out + "/gray one.tif") == before);
-  EXPECT_TRUE(exists(out + "/synthetic_700x500.tif"));
+  EXPECT_TRUE(test::file_bytes(out + "/gray one.tif") == before);
+  EXPECT_TRUE(test::path_exists(out + "/synthetic_700x500.tif"));
 }
 
 TEST(BatchCli, BadUseIsOneLineAndNothingWritten) {
@@ -155,7 +146,7 @@ TEST(BatchCli, BadUseIsOneLineAndNothingWritten) {
   const auto r = test::run_cli({"batch", tmp.file("ok.txt"), tmp.file("o8"), "filter nosuch"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
-  EXPECT_FALSE(exists(tmp.file("o8/synthetic_300x200.tif")));
+  EXPECT_FALSE(test::path_exists(tmp.file("o8/synthetic_300x200.tif")));
 }
 
 // ---- MPI ----
@@ -179,7 +170,8 @@ TEST(BatchMpi, TwoAndThreeRanksWriteWhatOneProcessWrites) {
     EXPECT_NE(r.exit_code, 0);  // the missing slide
     EXPECT_NE(r.err.find("missing.tif failed"), std::string::npos) << r.err;
     for (const char* n : {"synthetic_700x500", "gray one", "synthetic_900x400_seed_4", "synthetic_500x300_seed_9"})
-      EXPECT_TRUE(slurp(out + "/" + n + ".tif") == slurp(one + "/" + n + ".tif")) << np << " ranks: " << n;
+      EXPECT_TRUE(test::file_bytes(out + "/" + n + ".tif") == test::file_bytes(one + "/" + n + ".tif"))
+          << np << " ranks: " << n;
     const auto sum = test::read_json(out + "/batch-summary.json");
     EXPECT_EQ(sum["ranks"], np);
     EXPECT_EQ(sum["ok"], 4);
@@ -224,9 +216,9 @@ TEST(BatchMpi, AKilledRankLeavesNoPartialOutputAndResumeCompletes) {
   // Whatever is at a final path is complete: the same bytes as the reference.
   int complete = 0;
   for (int i = 0; i < n; ++i) {
-    if (!exists(output(i))) continue;
+    if (!test::path_exists(output(i))) continue;
     ++complete;
-    EXPECT_TRUE(slurp(output(i)) == slurp(refs[static_cast<size_t>(i)])) << output(i);
+    EXPECT_TRUE(test::file_bytes(output(i)) == test::file_bytes(refs[static_cast<size_t>(i)])) << output(i);
   }
   EXPECT_LT(complete, n) << "the kill came after the whole batch";
   const auto r =
@@ -235,7 +227,8 @@ TEST(BatchMpi, AKilledRankLeavesNoPartialOutputAndResumeCompletes) {
   const auto sum = test::read_json(out + "/batch-summary.json");
   EXPECT_EQ(sum["skipped"], complete);
   EXPECT_EQ(sum["ok"], n - complete);
-  for (int i = 0; i < n; ++i) EXPECT_TRUE(slurp(output(i)) == slurp(refs[static_cast<size_t>(i)])) << output(i);
+  for (int i = 0; i < n; ++i)
+    EXPECT_TRUE(test::file_bytes(output(i)) == test::file_bytes(refs[static_cast<size_t>(i)])) << output(i);
   // The killed rank's temporaries were cleared by the next run in the folder.
   EXPECT_EQ(test::run({"bash", "-c", "ls -A '" + out + "' | grep -v '\\.tif$' | grep -v batch-summary.json"}).out, "");
 }

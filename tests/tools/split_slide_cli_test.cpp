@@ -21,16 +21,6 @@ namespace {
 using test::mpi_ready;
 using test::mpirun;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
-
 std::vector<std::string> names_in(const std::string& dir) {
   std::vector<std::string> n;
   if (DIR* d = opendir(dir.c_str())) {
@@ -68,7 +58,8 @@ void expect_same_split(const test::TempDir& tmp, std::vector<std::string> args, 
       const auto d = test::run({"diff", "-r", one, many});
       EXPECT_EQ(d.exit_code, 0) << args[0] << " on " << np << " ranks: " << d.out;
     } else {
-      EXPECT_TRUE(slurp(one) == slurp(many)) << args[0] << " " << args[1] << " on " << np << " ranks differs";
+      EXPECT_TRUE(test::file_bytes(one) == test::file_bytes(many))
+          << args[0] << " " << args[1] << " on " << np << " ranks differs";
     }
   }
 }
@@ -159,7 +150,7 @@ TEST(SplitSlide, AFailingRankEndsTheJobWithoutOutput) {
   spec.compression = 8;
   spec.tile_w = spec.tile_h = 64;
   test::write_tiff(tmp.file("in.tif"), test::pattern_image(kGray8, 300, 3000, 2).view(), spec);
-  std::string bytes = slurp(tmp.file("in.tif"));
+  std::string bytes = test::file_bytes(tmp.file("in.tif"));
   TIFF* t = TIFFOpen(tmp.file("in.tif").c_str(), "r");
   uint64_t* offs = nullptr;
   uint64_t* counts = nullptr;
@@ -194,7 +185,7 @@ TEST(SplitSlide, SharesInOneProcessWriteWhatOneProcessWrites) {
                                  o);
     ASSERT_EQ(three.exit_code, 0) << three.err;
     EXPECT_EQ(test::read_json(tmp.file("r.json"))["ranks"], 3);
-    EXPECT_TRUE(slurp(tmp.file("one/" + out)) == slurp(tmp.file("three/" + out))) << out;
+    EXPECT_TRUE(test::file_bytes(tmp.file("one/" + out)) == test::file_bytes(tmp.file("three/" + out))) << out;
   }
 }
 

@@ -7,21 +7,13 @@
 
 #include "engine/error.hpp"
 #include "tools/tilewave/batch_world.hpp"
+#include "tools/tilewave/mpi_util.hpp"
 
 namespace tw::cli {
 
 std::unique_ptr<BatchWorld> open_local_batch_world();  // batch_world_local.cpp
 
 namespace {
-
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING] = {};
-    int n = 0;
-    MPI_Error_string(rc, msg, &n);
-    throw InternalError(std::string("MPI: ") + what + " failed: " + msg);
-  }
-}
 
 bool started_by_launcher() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
@@ -33,24 +25,21 @@ class MpiWorld : public BatchWorld {
  public:
   MpiWorld() {
     int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
-    // Errors come back as codes (check() turns them into exceptions) rather
+    mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    // Errors come back as codes (mpi_check() turns them into exceptions) rather
     // than aborting every rank from inside MPI.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm node;
-    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "split by host");
-    MPI_Comm_rank(node, &local_);
-    MPI_Comm_free(&node);
+    local_ = mpi_local_rank(rank_);
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int n = 0;
     MPI_Get_processor_name(name, &n);
     host_.assign(name, static_cast<size_t>(n));
     // The counter lives on rank 0; the others reach it by one-sided atomics.
-    check(MPI_Win_allocate(rank_ == 0 ? sizeof(int64_t) : 0, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base_,
-                           &win_),
-          "MPI_Win_allocate");
+    mpi_check(MPI_Win_allocate(rank_ == 0 ? sizeof(int64_t) : 0, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base_,
+                               &win_),
+              "MPI_Win_allocate");
     if (rank_ == 0) {
       MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win_);
       *base_ = 0;
@@ -71,24 +60,25 @@ class MpiWorld : public BatchWorld {
   int64_t next() override {
     const int64_t one = 1;
     int64_t got = 0;
-    check(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win_), "MPI_Win_lock");
-    check(MPI_Fetch_and_op(&one, &got, MPI_INT64_T, 0, 0, MPI_SUM, win_), "MPI_Fetch_and_op");
-    check(MPI_Win_unlock(0, win_), "MPI_Win_unlock");
+    mpi_check(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win_), "MPI_Win_lock");
+    mpi_check(MPI_Fetch_and_op(&one, &got, MPI_INT64_T, 0, 0, MPI_SUM, win_), "MPI_Fetch_and_op");
+    mpi_check(MPI_Win_unlock(0, win_), "MPI_Win_unlock");
     return got;
   }
 
   std::vector<std::string> gather(const std::string& mine) override {
     const int len = static_cast<int>(mine.size());
     std::vector<int> lens(static_cast<size_t>(size_)), offs(static_cast<size_t>(size_));
-    check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+    mpi_check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
     std::string all;
     if (rank_ == 0) {
       int total = 0;
       for (int r = 0; r < size_; ++r) offs[static_cast<size_t>(r)] = total, total += lens[static_cast<size_t>(r)];
       all.resize(static_cast<size_t>(total));
     }
-    check(MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
-          "MPI_Gatherv");
+    mpi_check(
+        MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv");
     std::vector<std::string> out;
     if (rank_ == 0)
       for (int r = 0; r < size_; ++r)
@@ -99,7 +89,7 @@ class MpiWorld : public BatchWorld {
 
   bool any(bool mine) override {
     int in = mine ? 1 : 0, out = 0;
-    check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    mpi_check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
     return out != 0;
   }
 

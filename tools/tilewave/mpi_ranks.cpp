@@ -18,18 +18,10 @@
 
 #include "engine/error.hpp"
 #include "engine/ranks/ranks.hpp"
+#include "tools/tilewave/mpi_util.hpp"
 
 namespace tw::cli {
 namespace {
-
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING] = {};
-    int n = 0;
-    MPI_Error_string(rc, msg, &n);
-    throw InternalError(std::string("MPI: ") + what + " failed: " + msg);
-  }
-}
 
 int launcher_size() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"})
@@ -52,7 +44,7 @@ class MpiRanks : public Ranks {
  public:
   MpiRanks() {
     int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+    mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (provided < MPI_THREAD_MULTIPLE) {
       MPI_Finalize();
@@ -62,10 +54,7 @@ class MpiRanks : public Ranks {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm node;
-    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "split by host");
-    MPI_Comm_rank(node, &local_);
-    MPI_Comm_free(&node);
+    local_ = mpi_local_rank(rank_);
   }
   ~MpiRanks() override {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -83,7 +72,7 @@ class MpiRanks : public Ranks {
   // 1.5x slower). The sleep grows to 100 us.
   void send(int to, int tag, const void* data, size_t n) override {
     if (n > static_cast<size_t>(INT_MAX)) throw InternalError("MPI: a message over 2 GiB");
-    check(MPI_Send(data, static_cast<int>(n), MPI_BYTE, to, tag, MPI_COMM_WORLD), "MPI_Send");
+    mpi_check(MPI_Send(data, static_cast<int>(n), MPI_BYTE, to, tag, MPI_COMM_WORLD), "MPI_Send");
   }
 
   RankMessage recv(int from, int tag) override {
@@ -98,12 +87,12 @@ class MpiRanks : public Ranks {
     int flag = 0;
     MPI_Message msg;
     MPI_Status st;
-    check(MPI_Improbe(from == kAny ? MPI_ANY_SOURCE : from, tag, MPI_COMM_WORLD, &flag, &msg, &st), "MPI_Improbe");
+    mpi_check(MPI_Improbe(from == kAny ? MPI_ANY_SOURCE : from, tag, MPI_COMM_WORLD, &flag, &msg, &st), "MPI_Improbe");
     if (!flag) return std::nullopt;
     return take(msg, st);
   }
 
-  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  void barrier() override { mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
   int64_t allreduce_sum(int64_t v) override { return allreduce(v, MPI_SUM); }
   int64_t allreduce_max(int64_t v) override { return allreduce(v, MPI_MAX); }
   [[noreturn]] void abort(const std::string&) override {
@@ -114,17 +103,17 @@ class MpiRanks : public Ranks {
  private:
   RankMessage take(MPI_Message& msg, const MPI_Status& st) {
     int n = 0;
-    check(MPI_Get_count(&st, MPI_BYTE, &n), "MPI_Get_count");
+    mpi_check(MPI_Get_count(&st, MPI_BYTE, &n), "MPI_Get_count");
     RankMessage m;
     m.from = st.MPI_SOURCE;
     m.tag = st.MPI_TAG;
     m.bytes.resize(static_cast<size_t>(n));
-    check(MPI_Mrecv(m.bytes.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    mpi_check(MPI_Mrecv(m.bytes.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE), "MPI_Mrecv");
     return m;
   }
   int64_t allreduce(int64_t v, MPI_Op op) {
     int64_t out = 0;
-    check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, op, MPI_COMM_WORLD), "MPI_Allreduce");
+    mpi_check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, op, MPI_COMM_WORLD), "MPI_Allreduce");
     return out;
   }
   int rank_ = 0, size_ = 1, local_ = 0;

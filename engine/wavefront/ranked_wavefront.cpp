@@ -17,6 +17,8 @@
 
 #include "engine/error.hpp"
 #include "engine/ranks/ranks.hpp"
+#include "engine/wavefront/tile_borders.hpp"
+#include "engine/wavefront/tile_states.hpp"
 
 namespace tw {
 
@@ -92,27 +94,6 @@ std::string what_of(const std::exception_ptr& e) {
   }
 }
 
-// As in wavefront.cpp: a GPU-sized tile is copied on all threads.
-void copy_tile(const ImageView& src, const ImageView& dst) {
-  const Rect o = src.rect.intersect(dst.rect);
-  if (o.w * o.h < (int64_t{1} << 20)) return copy_overlap(src, dst);
-  const size_t n = static_cast<size_t>(o.w) * src.fmt.bytes_per_pixel();
-  tbb::parallel_for(tbb::blocked_range<int64_t>(o.y, o.y1(), 64), [&](const tbb::blocked_range<int64_t>& r) {
-    for (int64_t y = r.begin(); y < r.end(); ++y) std::memcpy(dst.ptr_bytes(o.x, y), src.ptr_bytes(o.x, y), n);
-  });
-}
-
-enum : uint8_t { kIdle = 0, kQueued = 1, kRunning = 2, kRunningDirty = 3 };
-
-// As in wavefront.cpp; `seq` counts an owned tile's publications, or the
-// last one received of a remote tile.
-struct Borders {
-  std::mutex mu;
-  std::vector<uint8_t> top, bottom, left, right;
-  std::vector<uint8_t> mtop, mbottom, mleft, mright;
-  uint64_t seq = 0;
-};
-
 // Where a queued tile goes: the running parallel_for_each, or the seeds of
 // the next one (when an edge arrives while this rank is idle).
 struct Sink {
@@ -132,14 +113,10 @@ class RankedEngine {
         n_(opt.ranks->size()),
         grid_(j.grid()),
         bpp_(j.info().fmt.bytes_per_pixel()),
-        eight_(opt.connectivity == 8),
         band_(wavefront_band(grid_.rows(), me_, n_)),
-        borders_(static_cast<size_t>(grid_.count())),
-        state_(static_cast<size_t>(grid_.count())),
+        borders_(grid_, j.info().fmt, opt.connectivity, rule),
+        state_(grid_.count()),
         changed_(static_cast<size_t>(grid_.count())) {
-    TW_ASSERT(opt.connectivity == 4 || opt.connectivity == 8);
-    neutral_.resize(bpp_);
-    rule_.neutral(neutral_.data());
     if (opt.max_concurrency > 0) arena_ = std::make_unique<tbb::task_arena>(opt.max_concurrency);
     for (int64_t r = 0; r < n_; ++r) {
       const RowBand b = wavefront_band(grid_.rows(), static_cast<int>(r), n_);
@@ -183,7 +160,7 @@ class RankedEngine {
   }
 
  private:
-  int64_t index(int64_t tx, int64_t ty) const { return ty * grid_.cols() + tx; }
+  int64_t index(int64_t tx, int64_t ty) const { return borders_.index(tx, ty); }
   bool owns_row(int64_t ty) const { return ty >= band_.first && ty < band_.end; }
 
   template <class F>
@@ -214,7 +191,8 @@ class RankedEngine {
 
   // Ranks that disagree on the raster would wait on each other forever.
   void check_same_grid() {
-    const int64_t key[] = {grid_.width, grid_.height, grid_.tile_w, static_cast<int64_t>(bpp_), eight_ ? 8 : 4};
+    const int64_t key[] = {grid_.width, grid_.height, grid_.tile_w, static_cast<int64_t>(bpp_),
+                           borders_.eight() ? 8 : 4};
     for (int64_t k : key)
       if (ranks_.allreduce_max(k) != k || ranks_.allreduce_sum(k) != k * n_)
         throw InternalError("ranked wavefront: the ranks disagree on the raster, tile or connectivity");
@@ -336,8 +314,8 @@ class RankedEngine {
     for (const RankMessage& m : edges) apply_edge(m, sink);
   }
 
-  // A remote tile's edge: stored as its published border (what halo_from
-  // and reaches read), and our tiles it can reach queued, as a local
+  // A remote tile's edge: stored as its published border (what halos and
+  // reaches() read), and our tiles it can reach queued, as a local
   // publish would (the bottom edge of the row above our band, or the top
   // edge of the row below it).
   void apply_edge(const RankMessage& m, const Sink& sink) {
@@ -348,25 +326,16 @@ class RankedEngine {
     TW_ASSERT(m.bytes.size() == sizeof h + static_cast<size_t>(w) * bpp_);
     std::vector<uint8_t> edge(m.bytes.begin() + sizeof h, m.bytes.end());
     ++received_;
-    Borders& b = borders_[static_cast<size_t>(index(h.tx, h.ty))];
-    bool c_edge, c_first, c_last;
-    {
-      std::lock_guard<std::mutex> l(b.mu);
-      if (h.seq <= b.seq) return;  // older than what we hold
-      std::vector<uint8_t>& mine = h.which == 0 ? b.top : b.bottom;
-      c_edge = edge != mine;
-      c_first = mine.empty() || std::memcmp(edge.data(), mine.data(), bpp_) != 0;
-      c_last = mine.empty() || std::memcmp(edge.data() + (w - 1) * bpp_, mine.data() + (w - 1) * bpp_, bpp_) != 0;
-      mine = edge;
-      b.seq = h.seq;
-    }
+    using S = TileBorders::Side;
+    const EdgeTaken c = borders_.take_edge(index(h.tx, h.ty), h.which == 0 ? S::kTop : S::kBottom, edge, h.seq);
+    if (!c.newer) return;
     const int64_t ny = h.which == 1 ? h.ty + 1 : h.ty - 1;
-    const int facing = h.which == 1 ? 0 : 1;  // the edge of ours it touches
-    if (c_edge && reaches(edge, index(h.tx, ny), facing)) enqueue(index(h.tx, ny), sink);
-    if (eight_) {
-      if (h.tx > 0 && c_first && reaches(edge, index(h.tx - 1, ny), facing, 0, grid_.tile_rect(h.tx - 1, ny).w - 1))
+    const S facing = h.which == 1 ? S::kTop : S::kBottom;  // the edge of ours it touches
+    if (c.changed && reaches(edge, index(h.tx, ny), facing)) enqueue(index(h.tx, ny), sink);
+    if (borders_.eight()) {
+      if (h.tx > 0 && c.first && reaches(edge, index(h.tx - 1, ny), facing, 0, grid_.tile_rect(h.tx - 1, ny).w - 1))
         enqueue(index(h.tx - 1, ny), sink);
-      if (h.tx + 1 < grid_.cols() && c_last && reaches(edge, index(h.tx + 1, ny), facing, w - 1, 0))
+      if (h.tx + 1 < grid_.cols() && c.last && reaches(edge, index(h.tx + 1, ny), facing, w - 1, 0))
         enqueue(index(h.tx + 1, ny), sink);
     }
   }
@@ -380,8 +349,8 @@ class RankedEngine {
     send(to, kPropagateTag, b);
   }
 
-  // ---- The tile step: wavefront.cpp's Engine, on the tiles of our band
-  // (kept apart so that the one-process path stays exactly as it is).
+  // ---- The tile step: wavefront.cpp's Engine, on the tiles of our band,
+  // with the same TileBorders; queuing also sends edges to other bands.
 
   // Our tiles' borders and masks, and the facing borders of the rows just
   // outside our band, from the J every rank loaded: no exchange needed.
@@ -393,11 +362,8 @@ class RankedEngine {
       const Rect core = grid_.tile_rect(tx, ty);
       if (owns_row(ty)) {
         ScratchStore::Pin m = i_.acquire(tx, ty);
-        Borders& b = borders_[static_cast<size_t>(t)];
-        const ImageView v = m.image().view();
-        b.mtop = line(v, core.x, core.y, 1, 0, core.w), b.mbottom = line(v, core.x, core.y1() - 1, 1, 0, core.w);
-        b.mleft = line(v, core.x, core.y, 0, 1, core.h), b.mright = line(v, core.x1() - 1, core.y, 0, 1, core.h);
-        state_[static_cast<size_t>(t)].store(kQueued);
+        borders_.record_mask(t, m.image().view(), core);
+        state_.set_queued(t);
       }
       ScratchStore::Pin p = j_.acquire(tx, ty);
       publish(t, p.image().view(), core, nullptr);
@@ -406,108 +372,29 @@ class RankedEngine {
 
   void enqueue(int64_t t, const Sink& sink) {
     TW_ASSERT(owns_row(t / grid_.cols()));
-    auto& s = state_[static_cast<size_t>(t)];
-    for (;;) {
-      uint8_t cur = s.load();
-      if (cur == kQueued || cur == kRunningDirty) return;
-      const uint8_t next = cur == kIdle ? kQueued : kRunningDirty;
-      if (s.compare_exchange_weak(cur, next)) {
-        if (next == kQueued) sink.add(t);
-        return;
-      }
-    }
+    if (state_.wake(t)) sink.add(t);
   }
 
   void visit(int64_t t, tbb::feeder<int64_t>& feeder) {
-    auto& s = state_[static_cast<size_t>(t)];
-    s.store(kRunning);
     const Sink sink{&feeder, nullptr};
-    for (;;) {
-      process(t, sink);
-      uint8_t cur = kRunning;
-      if (s.compare_exchange_strong(cur, kIdle)) break;
-      s.store(kRunning);  // was kRunningDirty: its halo changed meanwhile
-    }
+    state_.run(t, [&] { process(t, sink); });
     drain(feeder);
-  }
-
-  void halo_from(int64_t nt, int which, uint8_t* dst, size_t stride, int64_t count, int64_t offset) {
-    Borders& b = borders_[static_cast<size_t>(nt)];
-    std::lock_guard<std::mutex> l(b.mu);
-    const std::vector<uint8_t>& e = which == 0 ? b.top : which == 1 ? b.bottom : which == 2 ? b.left : b.right;
-    TW_ASSERT(static_cast<int64_t>(e.size()) >= (offset + count) * static_cast<int64_t>(bpp_));
-    for (int64_t k = 0; k < count; ++k) std::memcpy(dst + k * stride, e.data() + (offset + k) * bpp_, bpp_);
   }
 
   void process(int64_t t, const Sink& sink) {
     ++visits_;
-    const int64_t tx = t % grid_.cols(), ty = t / grid_.cols();
-    const Rect core = grid_.tile_rect(tx, ty);
-    ScratchStore::Pin jp = j_.acquire(tx, ty);
-    ScratchStore::Pin ip = i_.acquire(tx, ty);
-    Image& h = halo_buf_.local();
-    const Rect hr = core.grown(1);
-    if (h.empty() || !h.can_hold(j_.info().fmt, hr))
-      h = Image(j_.info().fmt, hr);
-    else
-      h.reshape(j_.info().fmt, hr);
-    const ImageView hv = h.view();
-    copy_tile(jp.image().view(), hv.sub(core));
-    for (int64_t x = hr.x; x < hr.x1(); ++x) std::memcpy(hv.ptr_bytes(x, hr.y), neutral_.data(), bpp_);
-    for (int64_t x = hr.x; x < hr.x1(); ++x) std::memcpy(hv.ptr_bytes(x, hr.y1() - 1), neutral_.data(), bpp_);
-    for (int64_t y = hr.y; y < hr.y1(); ++y) {
-      std::memcpy(hv.ptr_bytes(hr.x, y), neutral_.data(), bpp_);
-      std::memcpy(hv.ptr_bytes(hr.x1() - 1, y), neutral_.data(), bpp_);
-    }
-    const bool up = ty > 0, down = ty + 1 < grid_.rows(), left = tx > 0, right = tx + 1 < grid_.cols();
-    if (up) halo_from(index(tx, ty - 1), 1, hv.ptr_bytes(core.x, hr.y), bpp_, core.w, 0);
-    if (down) halo_from(index(tx, ty + 1), 0, hv.ptr_bytes(core.x, hr.y1() - 1), bpp_, core.w, 0);
-    if (left) halo_from(index(tx - 1, ty), 3, hv.ptr_bytes(hr.x, core.y), hv.stride, core.h, 0);
-    if (right) halo_from(index(tx + 1, ty), 2, hv.ptr_bytes(hr.x1() - 1, core.y), hv.stride, core.h, 0);
-    if (eight_) {
-      auto corner = [&](int64_t nx, int64_t ny, int which, int64_t at, int64_t hx, int64_t hy) {
-        halo_from(index(nx, ny), which, hv.ptr_bytes(hx, hy), 0, 1, at);
-      };
-      if (up && left) corner(tx - 1, ty - 1, 1, grid_.tile_rect(tx - 1, ty - 1).w - 1, hr.x, hr.y);
-      if (up && right) corner(tx + 1, ty - 1, 1, 0, hr.x1() - 1, hr.y);
-      if (down && left) corner(tx - 1, ty + 1, 0, grid_.tile_rect(tx - 1, ty + 1).w - 1, hr.x, hr.y1() - 1);
-      if (down && right) corner(tx + 1, ty + 1, 0, 0, hr.x1() - 1, hr.y1() - 1);
-    }
-    const bool changed = rule_.propagate(hv, ip.image().view().sub(core), core);
-    if (!changed) return;
-    copy_tile(hv.sub(core), jp.image().view());
-    jp.mark_dirty();
-    changed_[static_cast<size_t>(t)] = 1;
-    publish(t, hv, core, &sink);
+    borders_.step(j_, i_, t, halo_buf_.local(), [&](const ImageView& hv, const Rect& core) {
+      changed_[static_cast<size_t>(t)] = 1;
+      publish(t, hv, core, &sink);
+    });
   }
 
-  std::vector<uint8_t> line(const ImageView& v, int64_t x0, int64_t y0, int64_t dx, int64_t dy, int64_t n) const {
-    std::vector<uint8_t> e(static_cast<size_t>(n) * bpp_);
-    for (int64_t k = 0; k < n; ++k) std::memcpy(e.data() + k * bpp_, v.ptr_bytes(x0 + k * dx, y0 + k * dy), bpp_);
-    return e;
-  }
-
-  // As in wavefront.cpp: whether pixels of `mine` can change tile nt's
-  // facing edge. nt is ours, so its values are current; values only move
-  // one way, so a border read a moment ago errs on the side of queueing.
-  bool reaches(const std::vector<uint8_t>& mine, int64_t nt, int which, int64_t only_mine = -1,
+  // Whether pixels of `mine` can change tile nt's facing edge. nt is ours,
+  // so its values are current; values only move one way, so a border read a
+  // moment ago errs on the side of queueing.
+  bool reaches(const std::vector<uint8_t>& mine, int64_t nt, TileBorders::Side side, int64_t only_mine = -1,
                int64_t only_theirs = -1) {
-    Borders& b = borders_[static_cast<size_t>(nt)];
-    std::lock_guard<std::mutex> l(b.mu);
-    const std::vector<uint8_t>& j = which == 0 ? b.top : which == 1 ? b.bottom : which == 2 ? b.left : b.right;
-    const std::vector<uint8_t>& m = which == 0 ? b.mtop : which == 1 ? b.mbottom : which == 2 ? b.mleft : b.mright;
-    if (j.empty()) return true;
-    if (only_mine >= 0)
-      return rule_.can_propagate(mine.data() + only_mine * bpp_, j.data() + only_theirs * bpp_,
-                                 m.data() + only_theirs * bpp_);
-    const int64_t n = static_cast<int64_t>(mine.size() / bpp_);
-    for (int64_t k = 0; k < n; ++k)
-      for (int64_t d = eight_ ? -1 : 0; d <= (eight_ ? 1 : 0); ++d) {
-        const int64_t q = k + d;
-        if (q < 0 || q >= n) continue;
-        if (rule_.can_propagate(mine.data() + k * bpp_, j.data() + q * bpp_, m.data() + q * bpp_)) return true;
-      }
-    return false;
+    return borders_.reaches(mine, nt, side, only_mine, only_theirs);
   }
 
   // Records the tile's edges; with a sink, queues each tile of ours that a
@@ -516,46 +403,33 @@ class RankedEngine {
   // and its halos must see our latest values).
   void publish(int64_t t, const ImageView& v, const Rect& core, const Sink* sink) {
     const int64_t tx = t % grid_.cols(), ty = t / grid_.cols();
-    Borders& b = borders_[static_cast<size_t>(t)];
-    std::vector<uint8_t> top = line(v, core.x, core.y, 1, 0, core.w),
-                         bottom = line(v, core.x, core.y1() - 1, 1, 0, core.w);
-    std::vector<uint8_t> left = line(v, core.x, core.y, 0, 1, core.h),
-                         right = line(v, core.x1() - 1, core.y, 0, 1, core.h);
-    bool c_top, c_bottom, c_left, c_right, c_tl, c_tr, c_bl, c_br;
-    uint64_t seq;
-    {
-      std::lock_guard<std::mutex> l(b.mu);
-      auto px_differs = [&](const std::vector<uint8_t>& a, const std::vector<uint8_t>& o, int64_t k) {
-        return o.empty() || std::memcmp(a.data() + k * bpp_, o.data() + k * bpp_, bpp_) != 0;
-      };
-      c_top = top != b.top, c_bottom = bottom != b.bottom;
-      c_left = left != b.left, c_right = right != b.right;
-      c_tl = px_differs(top, b.top, 0), c_tr = px_differs(top, b.top, core.w - 1);
-      c_bl = px_differs(bottom, b.bottom, 0), c_br = px_differs(bottom, b.bottom, core.w - 1);
-      b.top = top, b.bottom = bottom, b.left = left, b.right = right;
-      if (sink) ++b.seq;
-      seq = b.seq;
-    }
+    const EdgeRecord r = borders_.record(t, v, core, !sink);
     if (!sink) return;
+    using S = TileBorders::Side;
+    const TileEdges& e = r.edges;
+    const bool eight = borders_.eight();
     const bool up = ty > 0, down = ty + 1 < grid_.rows(), lft = tx > 0, rgt = tx + 1 < grid_.cols();
     const int64_t w = core.w;
     auto corner_w = [&](int64_t nx, int64_t ny) { return grid_.tile_rect(nx, ny).w; };
-    if (up && c_top && !owns_row(ty - 1)) send_edge(owner_[static_cast<size_t>(ty - 1)], tx, ty, 0, seq, top);
-    if (down && c_bottom && !owns_row(ty + 1)) send_edge(owner_[static_cast<size_t>(ty + 1)], tx, ty, 1, seq, bottom);
-    if (lft && c_left && reaches(left, index(tx - 1, ty), 3)) enqueue(index(tx - 1, ty), *sink);
-    if (rgt && c_right && reaches(right, index(tx + 1, ty), 2)) enqueue(index(tx + 1, ty), *sink);
+    if (up && r.top && !owns_row(ty - 1)) send_edge(owner_[static_cast<size_t>(ty - 1)], tx, ty, 0, r.seq, e.top);
+    if (down && r.bottom && !owns_row(ty + 1))
+      send_edge(owner_[static_cast<size_t>(ty + 1)], tx, ty, 1, r.seq, e.bottom);
+    if (lft && r.left && reaches(e.left, index(tx - 1, ty), S::kRight)) enqueue(index(tx - 1, ty), *sink);
+    if (rgt && r.right && reaches(e.right, index(tx + 1, ty), S::kLeft)) enqueue(index(tx + 1, ty), *sink);
     if (up && owns_row(ty - 1)) {
-      if (c_top && reaches(top, index(tx, ty - 1), 1)) enqueue(index(tx, ty - 1), *sink);
-      if (eight_ && lft && c_tl && reaches(top, index(tx - 1, ty - 1), 1, 0, corner_w(tx - 1, ty - 1) - 1))
+      if (r.top && reaches(e.top, index(tx, ty - 1), S::kBottom)) enqueue(index(tx, ty - 1), *sink);
+      if (eight && lft && r.top_left &&
+          reaches(e.top, index(tx - 1, ty - 1), S::kBottom, 0, corner_w(tx - 1, ty - 1) - 1))
         enqueue(index(tx - 1, ty - 1), *sink);
-      if (eight_ && rgt && c_tr && reaches(top, index(tx + 1, ty - 1), 1, w - 1, 0))
+      if (eight && rgt && r.top_right && reaches(e.top, index(tx + 1, ty - 1), S::kBottom, w - 1, 0))
         enqueue(index(tx + 1, ty - 1), *sink);
     }
     if (down && owns_row(ty + 1)) {
-      if (c_bottom && reaches(bottom, index(tx, ty + 1), 0)) enqueue(index(tx, ty + 1), *sink);
-      if (eight_ && lft && c_bl && reaches(bottom, index(tx - 1, ty + 1), 0, 0, corner_w(tx - 1, ty + 1) - 1))
+      if (r.bottom && reaches(e.bottom, index(tx, ty + 1), S::kTop)) enqueue(index(tx, ty + 1), *sink);
+      if (eight && lft && r.bottom_left &&
+          reaches(e.bottom, index(tx - 1, ty + 1), S::kTop, 0, corner_w(tx - 1, ty + 1) - 1))
         enqueue(index(tx - 1, ty + 1), *sink);
-      if (eight_ && rgt && c_br && reaches(bottom, index(tx + 1, ty + 1), 0, w - 1, 0))
+      if (eight && rgt && r.bottom_right && reaches(e.bottom, index(tx + 1, ty + 1), S::kTop, w - 1, 0))
         enqueue(index(tx + 1, ty + 1), *sink);
     }
   }
@@ -627,12 +501,10 @@ class RankedEngine {
   const int me_, n_;
   TileGrid grid_;
   size_t bpp_;
-  bool eight_;
   RowBand band_;
   std::vector<int> owner_;  // rank of each tile row
-  std::vector<uint8_t> neutral_;
-  std::vector<Borders> borders_;
-  std::vector<std::atomic<uint8_t>> state_;
+  TileBorders borders_;
+  TileStates state_;
   std::vector<std::atomic<uint8_t>> changed_;  // our tiles the run changed: sent in the gather
   std::unique_ptr<tbb::task_arena> arena_;
   std::atomic<int64_t> visits_{0};

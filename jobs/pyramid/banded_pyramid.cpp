@@ -272,7 +272,15 @@ PyramidStats run_pyramid_banded(const TileSource& src, PyramidSink& sink, const 
     receiver = std::thread([&] {
       int done = 0;
       while (done < R - 1) {
-        RankMessage m = ranks.recv(Ranks::kAny, rank_tags::kPyramid);
+        RankMessage m;
+        try {
+          m = ranks.recv(Ranks::kAny, rank_tags::kPyramid);
+        } catch (const std::exception& e) {
+          // The transport itself failed (or, in one process, another rank
+          // did): nothing more will come.
+          if (out.remote.empty()) out.remote = std::string("rank 0 receiving: ") + e.what();
+          return;
+        }
         try {
           Reader rd(m.bytes);
           const uint8_t kind = rd.get<uint8_t>();

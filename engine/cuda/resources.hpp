@@ -14,7 +14,12 @@ namespace tw::cuda {
 
 class Stream {
  public:
+  // A stream of the current device.
   Stream() { TW_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  // A stream of `device`, whichever is current: for members, which are built
+  // before a constructor's DeviceScope takes effect (a stream of the wrong
+  // device makes every event recorded on it fail: "invalid resource handle").
+  static Stream on_device(int device);
   ~Stream() {
     if (s_) cudaStreamDestroy(s_);
   }
@@ -154,5 +159,10 @@ class DeviceScope {
  private:
   int prev_ = 0;
 };
+
+inline Stream Stream::on_device(int device) {
+  DeviceScope scope(device);
+  return Stream();
+}
 
 }  // namespace tw::cuda

@@ -393,11 +393,7 @@ PyramidStats run_pyramid_banded(const TileSource& src, PyramidSink& sink, const 
     if (me == 0) throw InputError(out.remote);
     throw InputError("stopped: another rank failed (rank 0 reports why)");
   }
-  stats.read_s = cnt.read * 1e-9, stats.decode_s = cnt.decode * 1e-9, stats.reduce_s = cnt.reduce * 1e-9;
-  stats.encode_s = cnt.encode * 1e-9;
-  stats.upload_s = cnt.device.upload, stats.kernel_s = cnt.device.kernel, stats.download_s = cnt.device.download;
-  stats.pixels_in = cnt.pixels;
-  stats.tiles_passed_through = cnt.passed;
+  counters_to_stats(cnt, stats);
   if (me == 0) {
     // The file in a single pass's order: by token; within one, level 0's
     // tiles, then the bands finished, level after level (each level

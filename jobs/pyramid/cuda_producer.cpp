@@ -51,7 +51,12 @@ class CudaProducer : public LevelProducer, public JpegCoding {
  public:
   CudaProducer(int device, PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool,
                int64_t jpeg_tile)
-      : device_(device), fmt_(fmt), levels_(std::move(levels)), T_(band_rows), pool_(pool) {
+      : device_(device),
+        fmt_(fmt),
+        levels_(std::move(levels)),
+        T_(band_rows),
+        pool_(pool),
+        streams_{cuda::Stream::on_device(device), cuda::Stream::on_device(device)} {
     cuda::DeviceScope scope(device_);
     const CascadeLevel& l0 = levels_[0];
     pitch0_ = pitch_of(fmt_, l0.col1 - l0.col0);

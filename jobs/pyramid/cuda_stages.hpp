@@ -168,7 +168,7 @@ class CudaTicket : public JpegTicket {
 class JpegWorker {
  public:
   JpegWorker(int device, int channels, size_t pitch, int64_t rows, SpanLog& log)
-      : device_(device), pitch_(pitch), log_(log) {
+      : device_(device), pitch_(pitch), log_(log), stream_(cuda::Stream::on_device(device)) {
     cuda::DeviceScope scope(device_);
     decoder_ = std::make_unique<cuda::NvJpegDecoder>(channels);
     for (auto& b : buffers_) b.buf = cuda::DeviceBuffer<uint8_t>(pitch * static_cast<size_t>(rows));

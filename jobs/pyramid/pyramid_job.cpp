@@ -159,26 +159,7 @@ PyramidStats run_pyramid(const TileSource& src, PyramidSink& sink, const Pyramid
   progress.finish();
   stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   stats.backend = opt.backend.pending && cnt.gpu_from_row < 0 ? "cpu" : opt.backend.str();
-  stats.gpu_from_row = cnt.gpu_from_row;
-  stats.read_s = cnt.read * 1e-9;
-  stats.decode_s = cnt.decode * 1e-9;
-  stats.reduce_s = cnt.reduce * 1e-9;
-  stats.encode_s = cnt.encode * 1e-9;
-  stats.write_s = cnt.write * 1e-9;
-  stats.upload_s = cnt.device.upload;
-  stats.kernel_s = cnt.device.kernel;
-  stats.download_s = cnt.device.download;
-  stats.bytes_read = cnt.bytes_read;
-  stats.bytes_uploaded = cnt.device.bytes_up;
-  stats.bytes_downloaded = cnt.device.bytes_down;
-  stats.decode_s += cnt.device.decode;
-  stats.jpeg_decoder = cnt.jpeg_decoder;
-  stats.gpu_decoded_bands = cnt.gpu_bands;
-  stats.gpu_idct_bands = cnt.gpu_idct_bands;
-  stats.gpu_fdct_tiles = cnt.gpu_transformed;
-  stats.tiles_encoded = cnt.encoded;
-  stats.tiles_passed_through = cnt.passed;
-  stats.pixels_in = cnt.pixels;
+  counters_to_stats(cnt, stats);
   return stats;
 }
 

@@ -56,4 +56,7 @@ struct PassArgs {
 
 void run_pass(const PassArgs& a, Counters& cnt, Progress& progress);
 
+// The passes' figures into the run's report (one process, or one rank's share).
+void counters_to_stats(const Counters& cnt, PyramidStats& stats);
+
 }  // namespace tw

@@ -3,12 +3,11 @@
 # PMIx's) to a host that has none, such as the lent GPU machines, for the
 # MPI benchmarks (batch_ranks.sh, split_slide.sh).
 #   tools/bench/bundle_mpi.sh OUT.tar.xz
-# On the target, as root:
+# On the target:
 #   mkdir -p /tmp/ompi && tar -C /tmp/ompi -xJf OUT.tar.xz && . /tmp/ompi/env.sh
-# env.sh copies Open MPI's own folders to the absolute paths they were built
-# for (Debian's Open MPI is not relocatable: its plugin and help folders are
-# compiled in), never replacing a file the target has, and puts the shared
-# libraries they load first on LD_LIBRARY_PATH.
+# env.sh relocates Open MPI to where it was unpacked (OPAL_PREFIX and the
+# folder variables) and puts the shared libraries it loads first on
+# LD_LIBRARY_PATH.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 OUT.tar.xz" >&2; exit 2; }
 out=$1
@@ -32,10 +31,20 @@ find "$stage/root" -type f \( -name '*.so*' -o -path '*/bin/*' \) -print0 | { xa
   grep -vE '/(libc|libm|libdl|libpthread|librt|libutil|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 cat >"$stage/env.sh" <<'SH'
-# Source me (as root): installs the carried Open MPI where it was built to live.
+# Source me: points Open MPI and PMIx at the carried tree. A target may have
+# another Open MPI's plugins at Debian's compiled-in paths (Ubuntu's, for
+# mpi4py): every folder is named here so that none of those is loaded.
 _ompi_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cp -rn "$_ompi_here/root/." /
-export PATH="/usr/bin:$PATH" LD_LIBRARY_PATH="$_ompi_here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+_ompi_usr=$_ompi_here/root/usr
+export OPAL_PREFIX=$_ompi_usr OPAL_EXEC_PREFIX=$_ompi_usr OPAL_BINDIR=$_ompi_usr/bin
+export OPAL_LIBDIR=$_ompi_usr/lib/x86_64-linux-gnu/openmpi/lib OPAL_PKGLIBDIR=$_ompi_usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+export OPAL_DATADIR=$_ompi_usr/share OPAL_PKGDATADIR=$_ompi_usr/share/openmpi OPAL_SYSCONFDIR=$_ompi_here/root/etc/openmpi
+export OMPI_MCA_mca_base_component_path=$OPAL_PKGLIBDIR
+export PMIX_MCA_mca_base_component_path=$_ompi_usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+export PMIX_INSTALL_PREFIX=$_ompi_usr/lib/x86_64-linux-gnu/pmix2 PMIX_EXEC_PREFIX=$_ompi_usr/lib/x86_64-linux-gnu/pmix2
+export PMIX_LIBDIR=$_ompi_usr/lib/x86_64-linux-gnu/pmix2/lib PMIX_PKGLIBDIR=$_ompi_usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+export PMIX_DATADIR=$_ompi_usr/lib/x86_64-linux-gnu/pmix2/share PMIX_PKGDATADIR=$_ompi_usr/lib/x86_64-linux-gnu/pmix2/share/pmix
+export PATH="$_ompi_usr/bin:$PATH" LD_LIBRARY_PATH="$_ompi_here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 SH
 mkdir -p "$(dirname "$out")"

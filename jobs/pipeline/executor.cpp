@@ -152,6 +152,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
           }
       res = st.op->run(optional_input_slots(*st.op, st.params, in, SourceP()), st.params, ctx);
       carry_resolution(res, in);
+      if (ps.shared) res.image = store_input(res.image, ctx, "result of " + st.op->name);
     } catch (const ParamError& e) {
       throw ParamError(st.where(e.what()));
     } catch (const InputError& e) {
@@ -201,6 +202,7 @@ nlohmann::json pipeline_report(const Pipeline& p, const PipelinePlan& plan, cons
         {"text", st.text},
         {"op", step_words(st)},
         {"kind", !ps.image    ? "reduction"
+                 : ps.shared  ? "stored"
                  : ps.barrier ? "barrier"
                               : "streamed"},
         {"pixel_type", ps.image ? ps.out.str() : ""},

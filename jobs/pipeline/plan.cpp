@@ -64,7 +64,10 @@ std::string PipelinePlan::describe() const {
   while (i < steps.size()) {
     if (!s.empty()) s += ", ";
     if (steps[i].barrier) {
-      s += std::to_string(i + 1) + " " + steps[i].step->op->name + (steps[i].image ? " (barrier)" : " (reduction)");
+      s += std::to_string(i + 1) + " " + steps[i].step->op->name +
+           (steps[i].shared  ? " (stored: several passes read it)"
+            : steps[i].image ? " (barrier)"
+                             : " (reduction)");
       ++i;
       continue;
     }
@@ -75,6 +78,38 @@ std::string PipelinePlan::describe() const {
   }
   return s;
 }
+
+namespace {
+
+// Marks the streamed steps that two or more passes would compute: each
+// barrier reading a result (directly, or through streamed steps) is one pass
+// over it, and the writer of the last step another. Such a step is computed
+// once into a store and read from there (a barrier's store, spilling under
+// the budget) instead of once per pass with all the streamed steps before it
+// (in the nuclei pipeline: the distance's row pass, its conversion and
+// Gaussian, read by the h-dome's and the watershed's passes). Reads by one
+// pass stay streamed, however many: a tile is then carried through them.
+void mark_shared(PipelinePlan& plan) {
+  const int n = static_cast<int>(plan.steps.size()), first = static_cast<int>(plan.input_names.size());
+  // passes[j]: the passes that read step j's result: barrier indices, n for the writer.
+  std::vector<std::vector<int>> passes(static_cast<size_t>(n));
+  passes.back().push_back(n);
+  for (int j = n - 1; j >= 0; --j) {
+    PlannedStep& ps = plan.steps[static_cast<size_t>(j)];
+    std::vector<int>& mine = passes[static_cast<size_t>(j)];
+    std::sort(mine.begin(), mine.end());
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    if (!ps.barrier && ps.image && mine.size() >= 2) ps.shared = ps.barrier = true;
+    const std::vector<int> through = ps.barrier ? std::vector<int>{j} : mine;
+    for (int s : ps.reads)
+      if (s >= first) {
+        auto& theirs = passes[static_cast<size_t>(s - first)];
+        theirs.insert(theirs.end(), through.begin(), through.end());
+      }
+  }
+}
+
+}  // namespace
 
 PipelinePlan plan_pipeline(const Pipeline& p, const std::vector<PlanInput>& inputs, bool writes_image) {
   if (p.steps.empty()) throw ParamError("the pipeline has no steps");
@@ -133,6 +168,7 @@ PipelinePlan plan_pipeline(const Pipeline& p, const std::vector<PlanInput>& inpu
   if (writes_image && !plan.steps.back().image)
     throw InputError(p.steps.back().label() + " is the last step and makes numbers, not an image to write");
   plan.output_slot = plan.slot_of_step(static_cast<int>(p.steps.size()) - 1);
+  mark_shared(plan);
   return plan;
 }
 

@@ -223,6 +223,27 @@ TEST(Plan, ResolvesNamesNumbersAndInput) {
   EXPECT_EQ(find_result(p, plan, "8"), 8);
 }
 
+TEST(Plan, AStreamedResultThatTwoPassesReadIsStoredOnce) {
+  // s feeds fill-holes' pass (through t) and the writer's (math mask): it is
+  // stored once rather than computed, with the gray before it, in each.
+  const Pipeline p = parse_pipeline({"g: filter gray", "s: filter gaussian --sigma 2",
+                                     "t: filter threshold --value 100", "f: fill-holes", "math mask s f"});
+  const PipelinePlan plan = plan_pipeline(p, {{"input", {kRgb8, "slide.tif"}}});
+  EXPECT_TRUE(plan.steps[1].shared && plan.steps[1].barrier);
+  EXPECT_FALSE(plan.steps[0].shared) << "g is read by s alone";
+  EXPECT_FALSE(plan.steps[2].shared) << "t is read by fill-holes alone";
+  EXPECT_EQ(plan.describe(),
+            "1 streamed, 2 gaussian (stored: several passes read it), 3 streamed, 4 fill-holes (barrier), 5 streamed");
+  // Read twice in one pass (here the writer's): streamed, a tile carried through both.
+  const Pipeline q = parse_pipeline({"g: filter gray", "s: filter gaussian --sigma 2", "math max g s"});
+  EXPECT_EQ(plan_pipeline(q, {{"input", {kRgb8, "slide.tif"}}}).describe(), "1-3 streamed");
+  // Read by two barriers: stored.
+  const Pipeline r = parse_pipeline({"g: filter gray", "filter threshold --otsu g", "edt g"});
+  const PipelinePlan pr = plan_pipeline(r, {{"input", {kRgb8, "slide.tif"}}});
+  EXPECT_TRUE(pr.steps[0].shared);
+  EXPECT_EQ(pr.describe(), "1 gray (stored: several passes read it), 2 threshold (barrier), 3 edt (barrier)");
+}
+
 TEST(Plan, TwoInputStepsNameTheirImages) {
   if (!op_registry().find_command({"math", "subtract"})) GTEST_SKIP() << "math ops not registered";
   const Pipeline p = parse_pipeline(

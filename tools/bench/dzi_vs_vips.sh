@@ -9,9 +9,9 @@
 #                              [--device cpu]
 #
 # --outdir (default: the work folder) is where both write their pyramids:
-# thousands of small files, so the file system weighs in (on a busy ext4
-# disk creating each cost ~0.5 ms of kernel time for both tools); an outdir
-# on tmpfs (/dev/shm) measures the tools alone.
+# thousands of small files, so the file system weighs in (it prints what
+# creating one costs there); an outdir on tmpfs (/dev/shm) measures the
+# tools alone. Every run keeps its output until the end (see below).
 # The input is tilewave's synthetic slide written once as one level of
 # 256-pixel JPEG tiles (Q90 4:2:0, as scanners write) and reused; 16384x16384
 # is 268 MP, 32768x32768 is 1.07 GP. --threads goes to both (tilewave
@@ -52,18 +52,22 @@ export VIPS_CONCURRENCY=$threads
 echo "input: $src ($size, JPEG tiles)   quality: $quality   threads: $threads   runs: $runs   outputs in: $out ($(df -T "$out" | awk 'NR==2{print $2}'))"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 cat "$src" >/dev/null  # both start with the input in the page cache
-# What creating a file costs where the tiles go: both tools pay it once per
-# tile, in the kernel, on the same cores (on our VMs' ext4 it ranged from
-# 0.04 to 1 ms of kernel CPU a file, varying with the folder).
-/usr/bin/python3 - "$out" <<'PY'
-import os, resource, shutil, sys, tempfile, time
-d = tempfile.mkdtemp(dir=sys.argv[1]); n = 1000
+# Every run writes a folder of its own, and all are deleted at the end, not
+# between runs: ext4 skips inodes deleted in the last minutes when it
+# allocates new ones (recently_deleted(), reading each one's inode block),
+# so creating files right after deleting thousands cost up to 1 ms of
+# kernel CPU each on our VMs against 40 us otherwise (perf), for both tools.
+runs_dir=$(mktemp -d "$out/dzi-bench.XXXXXX")
+trap 'rm -rf "$runs_dir"' EXIT
+# What creating a file costs where the tiles go (the files stay until the end).
+/usr/bin/python3 - "$runs_dir" <<'PY'
+import os, resource, sys, time
+d = os.path.join(sys.argv[1], "probe"); os.mkdir(d); n = 1000
 r0 = resource.getrusage(resource.RUSAGE_SELF); t0 = time.time()
 for i in range(n): os.close(os.open(f"{d}/{i}.jpeg", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
 r1 = resource.getrusage(resource.RUSAGE_SELF)
 print("file creation where the tiles go: %.0f us a file (%.0f us of it kernel CPU), over %d empty files"
       % ((time.time() - t0) / n * 1e6, (r1.ru_stime - r0.ru_stime) / n * 1e6, n))
-shutil.rmtree(d)
 PY
 
 measure() {  # measure NAME CMD... -> "seconds cpu_seconds peak_rss_mib"
@@ -73,22 +77,22 @@ measure() {  # measure NAME CMD... -> "seconds cpu_seconds peak_rss_mib"
   awk '{printf "%.2f %.2f %.0f\n", $1, $2 + $3, $4 / 1024}' "$work/time.txt"
 }
 run_tw() {
-  rm -rf "$out/tw.dzi" "$out/tw_files"
-  read -r s c m < <(measure tilewave "$tw" pyramid "$src" "$out/tw.dzi" --tile 254 --overlap 1 \
+  tw_out=$runs_dir/run$1-tw
+  read -r s c m < <(measure tilewave "$tw" pyramid "$src" "$tw_out.dzi" --tile 254 --overlap 1 \
     --quality "$quality" --threads "$threads" --device "$device")
   echo "run $1  tilewave: ${s} s wall, ${c} s CPU, peak RSS ${m} MiB"
   tw_s=$s
 }
 run_vips() {
-  rm -rf "$out/vips.dzi" "$out/vips_files"
-  read -r s c m < <(measure vips vips dzsave "$src" "$out/vips" --tile-size 254 --overlap 1 \
+  vips_out=$runs_dir/run$1-vips
+  read -r s c m < <(measure vips vips dzsave "$src" "$vips_out" --tile-size 254 --overlap 1 \
     --suffix ".jpeg[Q=$quality]")
   echo "run $1  vips:     ${s} s wall, ${c} s CPU, peak RSS ${m} MiB"
   vips_s=$s
 }
 same_files() {
-  diff <(cd "$out/tw_files" && find . -type f | sort) \
-       <(cd "$out/vips_files" && find . -type f ! -name vips-properties.xml | sort) >/dev/null || {
+  diff <(cd "${tw_out}_files" && find . -type f | sort) \
+       <(cd "${vips_out}_files" && find . -type f ! -name vips-properties.xml | sort) >/dev/null || {
     echo "the two outputs' file lists differ" >&2; exit 1; }
 }
 
@@ -99,8 +103,7 @@ for i in $(seq "$runs"); do
   tw_times+=("$tw_s") vips_times+=("$vips_s")
   ratios+=("$(awk -v a="$vips_s" -v b="$tw_s" 'BEGIN{printf "%.2f", a/b}')")
 done
-trap 'rm -rf "$out/tw.dzi" "$out/tw_files" "$out/vips.dzi" "$out/vips_files"' EXIT
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 lo=$(printf '%s\n' "${ratios[@]}" | sort -g | head -1) hi=$(printf '%s\n' "${ratios[@]}" | sort -g | tail -1)
-echo "outputs: tilewave $(du -sh "$out/tw_files" | cut -f1), vips $(du -sh "$out/vips_files" | cut -f1), $(find "$out/tw_files" -type f | wc -l) tiles each"
+echo "outputs: tilewave $(du -sh "${tw_out}_files" | cut -f1), vips $(du -sh "${vips_out}_files" | cut -f1), $(find "${tw_out}_files" -type f | wc -l) tiles each"
 echo "median: tilewave $(median "${tw_times[@]}") s, vips $(median "${vips_times[@]}") s; vips/tilewave within each round: median $(median "${ratios[@]}")x, $lo-${hi}x over ${#ratios[@]} rounds"

@@ -4,6 +4,7 @@
 
 #include "engine/error.hpp"
 #include "engine/map_source.hpp"
+#include "engine/read_memo.hpp"
 
 namespace tw {
 namespace {
@@ -73,8 +74,11 @@ std::shared_ptr<const TileSource> per_channel(
     const std::string& name) {
   const int n = src->info().fmt.channels;
   if (n == 1) return fn(src);
+  // The channels' ops read the same regions of src one after another: the
+  // first decodes, the others copy (engine/read_memo.hpp).
+  const auto shared = memoize_last_read(src);
   std::vector<std::shared_ptr<const TileSource>> parts;
-  for (int c = 0; c < n; ++c) parts.push_back(fn(channel_source(src, c)));
+  for (int c = 0; c < n; ++c) parts.push_back(fn(channel_source(shared, c)));
   return join_channels(std::move(parts), name, src->info().channel_names);
 }
 

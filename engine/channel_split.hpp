@@ -4,8 +4,10 @@
 // kernel instantiated for each count. The op runs on each channel as a
 // single-channel image and the results are interleaved, so an N-channel
 // result equals the op run on each channel alone, by construction.
-// Costs: each channel's op reads the input once (N reads of each input
-// tile); memory is the op's, per channel, while a tile is computed.
+// Costs: each channel's op reads the input over the same regions, one
+// after another on one thread, and all but the first copy the first's read
+// (engine/read_memo.hpp): each input tile is decoded once; memory is the
+// op's, per channel, while a tile is computed.
 #include <functional>
 #include <memory>
 #include <string>

@@ -27,6 +27,8 @@ class ScratchStore : public TileSource {
 
   const TileGrid& grid() const { return grid_; }
   size_t tile_bytes() const;
+  // What every tile takes in memory: the most a cache can use.
+  size_t full_bytes() const { return tile_bytes() * static_cast<size_t>(grid_.count()); }
 
   // A tile held in memory for use; unpinned (and evictable) on destruction.
   // Its image is the full tile rect (tile_full_rect), whatever the edge.

@@ -557,6 +557,12 @@ class LabelsResult final : public TileSource {
 
 }  // namespace
 
+void keep_result_cached(ScratchStore& store, ExecContext& ctx) {
+  const size_t cache = std::min(store.full_bytes(), ctx.memory / 2);
+  store.set_cache_bytes(cache);
+  ctx.take_memory(cache);
+}
+
 std::shared_ptr<const TileSource> labels_result(std::shared_ptr<ScratchStore> store, const SourceInfo& like,
                                                 const std::string& name) {
   return std::make_shared<LabelsResult>(std::move(store), like, name);
@@ -567,10 +573,7 @@ std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSou
   const auto t0 = Clock::now();
   LabelStats st;
   std::shared_ptr<ScratchStore> store = label_to_store(*mask, connectivity, ctx, &st, filter);
-  // The store is read once, in order, by the writer.
-  const size_t cache = ctx.memory / 4;
-  store->set_cache_bytes(cache);
-  ctx.take_memory(cache);
+  keep_result_cached(*store, ctx);
   st.seconds = since(t0);
   if (stats) *stats = st;
   return labels_result(std::move(store), mask->info(), "label");

@@ -68,6 +68,16 @@ std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSou
                                                    ExecContext& ctx, LabelStats* stats = nullptr,
                                                    const LabelFilter& filter = LabelFilter());
 
+// Sets the memory a result's store keeps once its job is done, and takes
+// it from ctx: all its tiles where that is at most half of what the budget
+// has left, else that half.
+// Later steps read such a result whole and in order, sometimes several
+// times (an area filter's labels are read by the EDT, a mask and the
+// watershed in `tilewave nuclei`); a cache short of the store makes every
+// such read a reload from its scratch file (in LRU order, all of it), while
+// the half left keeps room for the steps after.
+void keep_result_cached(ScratchStore& store, ExecContext& ctx);
+
 // A store of labels as a result: read through, named, with `like`'s
 // resolution (label's and objects' results).
 std::shared_ptr<const TileSource> labels_result(std::shared_ptr<ScratchStore> store, const SourceInfo& like,

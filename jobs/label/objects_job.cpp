@@ -507,9 +507,7 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
     store = job.run();
   }
   release_free_heap();
-  const size_t cache = ctx.memory / 4;
-  store->set_cache_bytes(cache);
-  ctx.take_memory(cache);
+  keep_result_cached(*store, ctx);
   st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (stats) *stats = st;
   return labels_result(std::move(store), labels->info(), "objects");

@@ -3,8 +3,9 @@
 // the file system never holds up the TBB threads that compute and encode:
 // creating a file takes 20-130 us of kernel CPU on ext4, up to 1 ms right
 // after many deletions (for vips dzsave's files as for ours), and thousands
-// of tiles created inside the encoding tasks stalled the pass. The queue is bounded: submit() waits while
-// it is full, which only happens when the disk is the bottleneck anyway.
+// of tiles created inside the encoding tasks stalled the pass. The queue is
+// bounded: submit() waits while it is full, which only happens when the
+// disk is the bottleneck anyway.
 #include <condition_variable>
 #include <cstdint>
 #include <deque>

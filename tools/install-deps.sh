@@ -18,7 +18,7 @@ $sudo apt-get install -y -qq --no-install-recommends \
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14 python3-pil \
   libopenmpi-dev openmpi-bin \
   libxml2-dev libxml2-utils \
-  pybind11-dev python3-dev python3-pytest \
+  pybind11-dev python3-dev python3-pytest libdlpack-dev \
   python3-zarr python3-numcodecs \
   libcpp-httplib-dev libpng-dev chromium busybox \
   libzip-dev \

@@ -20,24 +20,13 @@
 #include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/lanes.hpp"
+#include "engine/ops/device_chain.hpp"
 #include "engine/ops/device_tiles.hpp"
 #include "engine/ops/op.hpp"
 #include "engine/ops/op_source.hpp"
 #include "engine/ops/run_op.hpp"
 #include "engine/read_pieces.hpp"
 #include "engine/trace.hpp"
-
-namespace tw {
-// One read of a chain of GPU ops (engine/ops/device_tiles.hpp): its stream,
-// the lane whose pinned buffer stages the first op's input, what stage()
-// read, and the device memory of the intermediates, freed in stream order.
-struct DeviceChain {
-  cudaStream_t stream;
-  cuda::Lane* lane;
-  const Image* host;
-  cuda::StreamScratch scratch;
-};
-}  // namespace tw
 
 namespace tw::ops {
 namespace cuda_detail {

@@ -7,6 +7,7 @@ PYBIND11_MODULE(_tilewave, m) {
   m.attr("__version__") = "0.1.0";
   tw::python::bind_errors(m);
   tw::python::bind_slide(m);
+  tw::python::bind_device_arrays(m);
   tw::python::bind_ops(m);
   tw::python::bind_jobs(m);
 }

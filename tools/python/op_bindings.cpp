@@ -10,12 +10,14 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "engine/byte_counters.hpp"
 #include "engine/json.hpp"
 #include "engine/op_registry.hpp"
 #include "jobs/op_runner.hpp"
@@ -23,6 +25,7 @@
 #include "tools/python/arrays.hpp"
 #include "tools/python/bindings.hpp"
 #include "tools/python/common_options.hpp"
+#include "tools/python/device_arrays.hpp"
 #include "tools/python/errors.hpp"
 #include "tools/tilewave/output.hpp"
 
@@ -117,17 +120,31 @@ void read_all(const TileSource& src, const ImageView& dst, int64_t tile) {
 // images: the op's inputs in order, then its given optional ones (in the
 // op's order); params: name -> value as text (the kwargs, already named as
 // the registry names them); options: device, memory, tile, threads.
-py::object run_op(const std::string& name, const std::vector<py::array>& images,
+py::object run_op(const std::string& name, const std::vector<py::object>& images,
                   const std::vector<std::string>& image_names, const std::map<std::string, std::string>& params,
                   const Options& options, bool squeeze) {
   const OpDef* op = op_registry().find(name);
   if (!op) throw py::value_error("unknown op '" + name + "'");
   OpParams p = op->params_for();
   for (const auto& [k, v] : params) p.set(k, v);
+  // Arrays in GPU memory are read where they lie; the result then goes back
+  // to the first one's GPU, and the op runs there unless told otherwise.
   std::vector<SourcePtr> inputs;
-  for (size_t k = 0; k < images.size(); ++k)
-    inputs.push_back(std::make_shared<ArraySource>(images[k], k < image_names.size() ? image_names[k] : "image"));
-  cli::CommonOptions common = parse_common_options(op->name, options);
+  int result_device = -1;
+  for (size_t k = 0; k < images.size(); ++k) {
+    const std::string what = k < image_names.size() ? image_names[k] : "image";
+    if (is_device_array(images[k])) {
+      DeviceInput d = device_array_source(images[k], what);
+      inputs.push_back(std::move(d.source));
+      if (result_device < 0) result_device = d.device;
+    } else {
+      inputs.push_back(std::make_shared<ArraySource>(py::array::ensure(images[k]), what));
+    }
+  }
+  Options opts = options;
+  const bool device_given = std::any_of(opts.begin(), opts.end(), [](const auto& o) { return o.first == "device"; });
+  if (result_device >= 0 && !device_given) opts.emplace_back("device", "cuda:" + std::to_string(result_device));
+  cli::CommonOptions common = parse_common_options(op->name, opts);
   ExecContext ctx = cli::context_of(common);
 
   // The op runs and its result is read with the GIL released: other Python
@@ -148,6 +165,19 @@ py::object run_op(const std::string& name, const std::vector<py::array>& images,
   double engine_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   warn_in_python();
   if (!res.image) return py::module_::import("json").attr("loads")(dump_json(res.values, -1));
+  if (result_device >= 0) {
+    py::object out;
+    {
+      py::gil_scoped_release nogil;
+      const auto t1 = std::chrono::steady_clock::now();
+      in_arena([&] { out = compute_device_array(*res.image, result_device, squeeze); });
+      engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+      t_last_op_seconds = engine_s;
+      res = OpResult();
+      inputs.clear();
+    }
+    return out;
+  }
   const PixelFormat fmt = res.image->info().fmt;
   const LevelInfo& l0 = res.image->level(0);
   py::array out = new_image_array(fmt, l0.width, l0.height, squeeze);
@@ -172,6 +202,12 @@ void bind_ops(py::module_& m) {
   m.def("_op_table", &op_table, "The registered ops, their inputs and parameters (for tilewave.ops)");
   m.def("_run_op", &run_op);
   m.def("_last_op_seconds", [] { return t_last_op_seconds; });
+  // Bytes the process has copied between host and device (tests: a chain of
+  // GPU ops on GPU arrays moves none).
+  m.def("_transfer_bytes", [] {
+    const ByteCounts b = process_byte_counts();
+    return py::dict(py::arg("uploaded") = b.uploaded, py::arg("downloaded") = b.downloaded);
+  });
   // Whether an array is read in place (tests: no copy where none is needed).
   m.def("_reads_in_place", [](py::array a) { return ArraySource(std::move(a), "array").zero_copy(); });
 }

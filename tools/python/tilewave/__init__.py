@@ -11,9 +11,9 @@ import collections.abc as _abc
 import os as _os
 
 from . import _tilewave
-from ._tilewave import Slide, __version__
+from ._tilewave import DeviceArray, Slide, __version__
 
-__all__ = ["open", "Slide", "ops", "pyramid", "run", "nuclei", "__version__"]
+__all__ = ["open", "Slide", "DeviceArray", "ops", "pyramid", "run", "nuclei", "__version__"]
 
 
 class AssociatedImages(_abc.Mapping):

@@ -17,6 +17,17 @@ class AssociatedImages(Mapping[str, np.ndarray]):
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
 
+class DeviceArray:
+    """An op's result in GPU memory (exports __cuda_array_interface__ and DLPack)."""
+    shape: Tuple[int, ...]
+    dtype: np.dtype
+    device: int
+    ptr: int
+    __cuda_array_interface__: dict
+    def __dlpack__(self, **kwargs: Any) -> Any: ...
+    def __dlpack_device__(self) -> Tuple[int, int]: ...
+    def get(self) -> np.ndarray: ...
+
 class Slide:
     path: str
     closed: bool

@@ -3,12 +3,16 @@ registry (engine/op_registry.hpp): ``tilewave.ops.gaussian(a, sigma=2)``.
 
 Images are numpy arrays H x W or H x W x C of uint8, uint16, int32, uint32 or
 float32 (anything else numpy can make an array of is converted with
-np.asarray first; CuPy arrays are copied to the host and the result back:
-see docs/python.md). Parameters are keywords named as the command line's
+np.asarray first). Arrays in GPU memory -- CuPy, PyTorch on CUDA, anything
+with __cuda_array_interface__ or a CUDA DLPack tensor -- are read where they
+lie, the op runs on their GPU, and the result comes back on it, as the same
+kind of array, with no copy through the host for the GPU ops' chains (see
+docs/python.md). Parameters are keywords named as the command line's
 options with '-' as '_' (``min_area=``, ``exclude_border=``; a Python
 keyword gets a trailing '_': ``from_=``), checked by the same parser, so a
 bad value is a ValueError with the CLI's message. Every op also takes
-``device`` ("cpu", the default, "cuda", "cuda:N" or "auto"), ``memory``
+``device`` ("cpu", the default for numpy arrays; "cuda", "cuda:N", the
+default for GPU arrays: their own GPU; or "auto"), ``memory``
 (bytes, or "512M"), ``tile`` and ``threads``. An op that makes an image
 returns a new array (H x W when the result has one channel, else H x W x C);
 a reduction returns a dict of its figures.
@@ -20,7 +24,7 @@ import numpy as _np
 
 from . import _tilewave
 
-_OPTIONS = (("device", "cpu"), ("memory", None), ("tile", None), ("threads", None))
+_OPTIONS = (("device", None), ("memory", None), ("tile", None), ("threads", None))
 
 
 def _pyname(name, taken=()):
@@ -30,21 +34,41 @@ def _pyname(name, taken=()):
     return name
 
 
-def _host_array(x, what):
-    """(numpy array, how to give the result back) for an image argument."""
-    if isinstance(x, _np.ndarray):
-        return x, None
+def _on_gpu(x):
+    """Whether x's pixels are in GPU memory (the engine reads them there)."""
     if hasattr(x, "__cuda_array_interface__"):
-        # A device array (CuPy, PyTorch on CUDA, Numba): the engine reads host
-        # memory, so its pixels are copied down and the result copied back up.
-        try:
-            import cupy
-        except ImportError:
-            raise TypeError("%s is a CUDA array; tilewave needs CuPy to copy it to the host" % what) from None
-        return cupy.asnumpy(x), cupy.asarray
+        return True
+    try:
+        return x.__dlpack_device__()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    except (AttributeError, TypeError):
+        return False
+
+
+def _image_arg(x):
+    """An image argument as the engine takes it: numpy and GPU arrays as they
+    are (read in place), a CPU DLPack tensor through np.from_dlpack, anything
+    else through np.asarray."""
+    if isinstance(x, _np.ndarray) or _on_gpu(x):
+        return x
     if hasattr(x, "__dlpack__"):
-        return _np.from_dlpack(x), None
-    return _np.asarray(x), None
+        return _np.from_dlpack(x)
+    return _np.asarray(x)
+
+
+def _give_back(result, like):
+    """A result in GPU memory (tilewave.DeviceArray) as the kind of array the
+    caller gave, wrapping the same memory: CuPy and PyTorch take it without
+    a copy; for others the DeviceArray itself exports both protocols."""
+    if like is None or not isinstance(result, _tilewave.DeviceArray):
+        return result
+    module = type(like).__module__.split(".")[0]
+    if module == "cupy":
+        import cupy
+        return cupy.asarray(result)
+    if module == "torch":
+        import torch
+        return torch.from_dlpack(result)
+    return result
 
 
 def _value_text(value):
@@ -62,7 +86,7 @@ def _doc(op, images, params):
     lines.append("Command line: tilewave %s%s" % (" ".join(op["command"]), (" " + op["usage"]) if op["usage"] else ""))
     if op["takes"]:
         lines.append("Input: %s." % op["takes"])
-    lines += ["", "Images: " + ", ".join(images) + " (numpy arrays H x W or H x W x C)."]
+    lines += ["", "Images: " + ", ".join(images) + " (arrays H x W or H x W x C: numpy, or CuPy/DLPack on a GPU)."]
     if params:
         lines += ["", "Parameters:"]
     for p in params:
@@ -78,8 +102,10 @@ def _doc(op, images, params):
             what = "text"
         extra = ", required" if p["required"] else (", default %s" % p["default"] if p["default"] else "")
         lines.append("  %s (%s%s): %s" % (p["py"], what, extra, p["help"]))
-    lines += ["", "Options: device='cpu'|'cuda'|'cuda:N'|'auto', memory=bytes or '512M', tile=N, threads=N."]
-    lines.append("Returns: " + ("a new numpy array." if op["image_result"] else "a dict of the op's figures."))
+    lines += ["", "Options: device='cpu'|'cuda'|'cuda:N'|'auto' (default: 'cpu', or a GPU array's own GPU), "
+              "memory=bytes or '512M', tile=N, threads=N."]
+    lines.append("Returns: " + ("a new array: numpy for numpy inputs; for GPU inputs on their GPU, of their kind."
+                                if op["image_result"] else "a dict of the op's figures."))
     return "\n".join(lines)
 
 
@@ -104,10 +130,11 @@ def _make(op):
         bound = sig.bind(*args, **kwargs)  # TypeError: a missing image, an unknown keyword
         bound.apply_defaults()
         a = bound.arguments
-        arrays, names, back = [], [], None
+        arrays, names, like = [], [], None
         for n in images + [p["py"] for p in optional if a[p["py"]] is not None]:
-            arr, give_back = _host_array(a[n], n)
-            back = back or give_back
+            arr = _image_arg(a[n])
+            if like is None and not isinstance(arr, _np.ndarray):
+                like = arr
             arrays.append(arr)
             names.append(n)
         values = {}
@@ -126,7 +153,7 @@ def _make(op):
                 values[p["name"]] = _value_text(v)
         options = [(n, _value_text(a[n])) for n, _ in _OPTIONS if a[n] is not None]
         out = _tilewave._run_op(op["name"], arrays, names, values, options, True)
-        return back(out) if back is not None and op["image_result"] else out
+        return _give_back(out, like)
 
     op_function.__name__ = op_function.__qualname__ = op["pyname"]
     op_function.__module__ = __name__

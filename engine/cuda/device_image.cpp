@@ -1,0 +1,145 @@
+#include "engine/cuda/device_image.hpp"
+
+#include <cuda_runtime.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/byte_counters.hpp"
+#include "engine/cuda/cuda_check.hpp"
+#include "engine/cuda/device.hpp"
+#include "engine/cuda/lanes.hpp"
+#include "engine/cuda/resources.hpp"
+#include "engine/error.hpp"
+#include "engine/ops/device_chain.hpp"
+#include "engine/ops/device_tiles.hpp"
+
+namespace tw {
+namespace {
+
+// Pieces of about this many pixels: enough to fill the GPU with one kernel
+// each, small enough that several overlap their copies and kernels.
+constexpr int64_t kPieceSide = 2048;
+
+class DeviceImageSource final : public TileSource, public DeviceTiles {
+ public:
+  DeviceImageSource(const DeviceImage& img, std::shared_ptr<void> owner, const std::string& name)
+      : img_(img), owner_(std::move(owner)) {
+    info_.path = name;
+    info_.format = "device array";
+    info_.fmt = img.fmt;
+    LevelInfo li;
+    li.width = img.width, li.height = img.height;
+    li.compression = "none";
+    info_.levels.push_back(li);
+  }
+
+  const DeviceTiles* device_tiles() const override { return this; }
+  int device() const override { return img_.device; }
+
+  // The chain's first op finds its input here already on the device.
+  void stage(const Rect&, Image&) const override {}
+
+  void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
+    const size_t row = static_cast<size_t>(r.w) * img_.fmt.bytes_per_pixel();
+    TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, at(r.x, r.y), img_.pitch, row, static_cast<size_t>(r.h),
+                                    cudaMemcpyDefault, c.stream));
+  }
+
+ protected:
+  void read_inside(int, const ImageView& dst) const override {
+    const Rect& r = dst.rect;
+    const size_t row = dst.row_length_bytes();
+    cuda::DeviceScope scope(img_.device);
+    TW_CUDA_CHECK(cudaMemcpy2D(dst.row_bytes(r.y), dst.stride, at(r.x, r.y), img_.pitch, row, static_cast<size_t>(r.h),
+                               cudaMemcpyDefault));
+    count_downloaded(row * static_cast<size_t>(r.h));
+  }
+
+ private:
+  const uint8_t* at(int64_t x, int64_t y) const {
+    return img_.data + static_cast<size_t>(y) * img_.pitch + static_cast<size_t>(x) * img_.fmt.bytes_per_pixel();
+  }
+
+  DeviceImage img_;
+  std::shared_ptr<void> owner_;
+};
+
+template <class F>
+void for_each_piece(int64_t w, int64_t h, F&& f) {
+  const int64_t nx = (w + kPieceSide - 1) / kPieceSide, ny = (h + kPieceSide - 1) / kPieceSide;
+  tbb::parallel_for(int64_t{0}, nx * ny, [&](int64_t k) {
+    const Rect r(k % nx * kPieceSide, k / nx * kPieceSide, kPieceSide, kPieceSide);
+    f(r.intersect(Rect(0, 0, w, h)));
+  });
+}
+
+}  // namespace
+
+int device_of_pointer(const void* p) {
+  if (cuda_devices().empty()) throw CudaError("a GPU array was given, but " + cuda_unavailable_reason());
+  cudaPointerAttributes a{};
+  const cudaError_t e = cudaPointerGetAttributes(&a, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear it: the answer is "not device memory"
+    return -1;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged ? a.device : -1;
+}
+
+void synchronize_device(int device) {
+  cuda::DeviceScope scope(device);
+  TW_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+SourcePtr make_device_image_source(const DeviceImage& img, std::shared_ptr<void> owner, const std::string& name) {
+  return std::make_shared<DeviceImageSource>(img, std::move(owner), name);
+}
+
+std::shared_ptr<uint8_t> allocate_device_bytes(int device, size_t bytes) {
+  cuda::DeviceScope scope(device);
+  void* p = nullptr;
+  TW_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 1)));
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [device](uint8_t* q) {
+    cuda::DeviceScope s(device);
+    cudaFree(q);
+  });
+}
+
+bool compute_into_device(const TileSource& src, const DeviceImage& dst) {
+  const LevelInfo& l0 = src.level(0);
+  if (l0.width != dst.width || l0.height != dst.height || !(src.info().fmt == dst.fmt))
+    throw InternalError("compute_into_device: the destination does not match the result");
+  const size_t bpp = dst.fmt.bytes_per_pixel();
+  const DeviceTiles* chain = src.device_tiles();
+  const bool on_device = chain && chain->device() == dst.device;
+  cuda::LanePool& pool = cuda::shared_lanes(dst.device);
+  for_each_piece(dst.width, dst.height, [&](const Rect& r) {
+    uint8_t* out = dst.data + static_cast<size_t>(r.y) * dst.pitch + static_cast<size_t>(r.x) * bpp;
+    const size_t row = static_cast<size_t>(r.w) * bpp;
+    if (on_device) {
+      // As a GPU op's own read does (engine/ops/op_cuda.cuh), but the last
+      // op writes into dst instead of a lane's buffer bound for the host.
+      Image host;
+      chain->stage(r, host);
+      cuda::DeviceScope scope(dst.device);
+      auto lane = pool.acquire();
+      const cudaStream_t s = lane->stream.get();
+      {
+        DeviceChain c{s, &*lane, &host, cuda::StreamScratch(s)};
+        chain->compute(r, out, dst.pitch, c);
+      }
+      lane->stream.sync();
+      return;
+    }
+    Image host = src.read(0, r);
+    cuda::DeviceScope scope(dst.device);
+    TW_CUDA_CHECK(cudaMemcpy2D(out, dst.pitch, host.view().row_bytes(r.y), host.view().stride, row,
+                               static_cast<size_t>(r.h), cudaMemcpyHostToDevice));
+    count_uploaded(row * static_cast<size_t>(r.h));
+  });
+  return on_device;
+}
+
+}  // namespace tw

@@ -59,6 +59,20 @@ def cli_op(tmp_path, words, images, options=()):
     return read_tiff(out)
 
 
+class DlpackOnly:
+    """Another library's tensor, seen only through DLPack (no numpy or CUDA
+    array interface): wraps any array that exports DLPack."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
 def first_difference(a, b):
     """'' when equal, else where and how they differ (first (x, y), both values, the count)."""
     a, b = np.asarray(a), np.asarray(b)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tilewave
-from conftest import first_difference
+from conftest import DlpackOnly, first_difference
 
 ops = tilewave.ops
 
@@ -152,19 +152,9 @@ def test_bad_gpu_arrays_are_errors(cp, camera):
 
 @needs_gpu
 def test_a_dlpack_only_tensor_on_the_gpu(cp, camera):
-    class Tensor:  # another library's CUDA tensor, seen only through DLPack
-        def __init__(self, a):
-            self._a = a
-
-        def __dlpack__(self, stream=None):
-            return self._a.__dlpack__()
-
-        def __dlpack_device__(self):
-            return self._a.__dlpack_device__()
-
     a = cp.asarray(camera)
     before = transfers()
-    got = ops.gaussian(Tensor(a), sigma=1.5)
+    got = ops.gaussian(DlpackOnly(a), sigma=1.5)  # another library's CUDA tensor
     assert transfers() == before
     assert isinstance(got, tilewave.DeviceArray)  # a kind we do not know: the engine's own, both protocols
     assert first_difference(got.get(), ops.gaussian(camera, sigma=1.5)) == ""

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tilewave
-from conftest import cli_error, cli_op, first_difference, read_tiff, run_cli, write_tiff
+from conftest import DlpackOnly, cli_error, cli_op, first_difference, read_tiff, run_cli, write_tiff
 
 ndi = pytest.importorskip("scipy.ndimage")
 
@@ -250,14 +250,4 @@ def test_arrays_are_read_in_place_where_they_can_be(camera, ihc):
 
 
 def test_dlpack_objects(camera):
-    class Tensor:  # a CPU tensor of another library, seen only through DLPack
-        def __init__(self, a):
-            self._a = a
-
-        def __dlpack__(self, stream=None):
-            return self._a.__dlpack__()
-
-        def __dlpack_device__(self):
-            return self._a.__dlpack_device__()
-
-    assert first_difference(tilewave.ops.invert(Tensor(camera)), 255 - camera) == ""
+    assert first_difference(tilewave.ops.invert(DlpackOnly(camera)), 255 - camera) == ""  # a CPU tensor

@@ -65,7 +65,7 @@ std::string PipelinePlan::describe() const {
     if (!s.empty()) s += ", ";
     if (steps[i].barrier) {
       s += std::to_string(i + 1) + " " + steps[i].step->op->name +
-           (steps[i].shared  ? " (stored: several passes read it)"
+           (steps[i].shared  ? " (stored: read more than once)"
             : steps[i].image ? " (barrier)"
                              : " (reduction)");
       ++i;
@@ -81,30 +81,47 @@ std::string PipelinePlan::describe() const {
 
 namespace {
 
-// Marks the streamed steps that two or more passes would compute: each
-// barrier reading a result (directly, or through streamed steps) is one pass
-// over it, and the writer of the last step another. Such a step is computed
-// once into a store and read from there (a barrier's store, spilling under
-// the budget) instead of once per pass with all the streamed steps before it
-// (in the nuclei pipeline: the distance's row pass, its conversion and
-// Gaussian, read by the h-dome's and the watershed's passes). Reads by one
-// pass stay streamed, however many: a tile is then carried through them.
+// Marks the streamed steps that would be computed more than once, and
+// stores each once (a barrier's store, spilling under the budget) for
+// everything after it to read:
+// * Several passes: each barrier reading a result (directly, or through
+//   streamed steps) is one pass over it, and the writer of the last step
+//   another (in the nuclei pipeline: the distance's row pass, its conversion
+//   and Gaussian, read by the h-dome's and the watershed's passes).
+// * Many reads in one pass: a streamed step computes its input again for
+//   every read of it, so a step read twice by a step read twice ... is
+//   computed 2^k times per tile (`s2: math max s1 s1`, twenty deep: a
+//   minute for 64 x 64 pixels). A step its pass would compute more than
+//   kMaxRecomputes times per tile is stored. Up to that, a tile is carried
+//   through the reads (a cheap step computed twice costs less than a store).
+constexpr int64_t kMaxRecomputes = 2;
+
 void mark_shared(PipelinePlan& plan) {
   const int n = static_cast<int>(plan.steps.size()), first = static_cast<int>(plan.input_names.size());
   // passes[j]: the passes that read step j's result: barrier indices, n for the writer.
   std::vector<std::vector<int>> passes(static_cast<size_t>(n));
+  // computes[j]: how many times its passes compute step j for one tile of theirs.
+  std::vector<int64_t> computes(static_cast<size_t>(n), 0);
   passes.back().push_back(n);
+  computes.back() = 1;
   for (int j = n - 1; j >= 0; --j) {
     PlannedStep& ps = plan.steps[static_cast<size_t>(j)];
     std::vector<int>& mine = passes[static_cast<size_t>(j)];
     std::sort(mine.begin(), mine.end());
     mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    if (!ps.barrier && ps.image && mine.size() >= 2) ps.shared = ps.barrier = true;
+    if (!ps.barrier && ps.image && (mine.size() >= 2 || computes[static_cast<size_t>(j)] > kMaxRecomputes))
+      ps.shared = ps.barrier = true;
     const std::vector<int> through = ps.barrier ? std::vector<int>{j} : mine;
+    // A step nothing reads (or only --keep: computed once more by its own
+    // writer) adds nothing to what it reads.
+    const int64_t times = ps.barrier ? 1 : computes[static_cast<size_t>(j)];
     for (int s : ps.reads)
       if (s >= first) {
         auto& theirs = passes[static_cast<size_t>(s - first)];
         theirs.insert(theirs.end(), through.begin(), through.end());
+        // Saturating: the count only has to exceed kMaxRecomputes.
+        int64_t& c = computes[static_cast<size_t>(s - first)];
+        c = std::min<int64_t>(c + times, kMaxRecomputes + 1);
       }
   }
 }

@@ -10,9 +10,10 @@
 // (a whole-image op: reconstruct, fill-holes, h-dome, EDT, Canny; a
 // reduction; Otsu's threshold) reads its whole input into the engine's
 // out-of-core tile store and gives its result from there. A streamed step
-// that several passes read (two barriers, or a barrier and the writer) is
-// stored too, when the first of them reads it, rather than computed again,
-// with every streamed step before it, for each (PlannedStep::shared).
+// that several passes read (two barriers, or a barrier and the writer), or
+// that its pass would compute more than twice per tile (steps reading it
+// twice, read twice ...), is stored too, when it is first read, rather than
+// computed again with every streamed step before it (PlannedStep::shared).
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ struct PlannedStep {
   bool image = true;          // reductions give numbers, not an image
   bool barrier = false;       // reads its whole input before giving a pixel
   bool stores_input = false;  // a computed input is stored first (the op reads it twice)
-  bool shared = false;        // a streamed step that several passes read: stored once (barrier is set too)
+  bool shared = false;        // a streamed step read more than once: stored once (barrier is set too)
 };
 
 struct PipelinePlan {

@@ -72,7 +72,7 @@ inline std::vector<Chain> pipeline_chains() {
         {"m: fill-holes", {4}},
         {"math mask g m", {1, 5}}},
        {{"math", "subtract"}, {"math", "mask"}},
-       "1 gray (stored: several passes read it), 2-4 streamed, 5 fill-holes (barrier), 6 streamed"},
+       "1 gray (stored: read more than once), 2-4 streamed, 5 fill-holes (barrier), 6 streamed"},
       {"HdomeReconstruct",
        {{"filter gray", {0}},
         {"g: filter gaussian --sigma 1.5", {1}},
@@ -80,7 +80,7 @@ inline std::vector<Chain> pipeline_chains() {
         {"m: filter brightness --add -30 g", {2}},
         {"reconstruct m g --connectivity 4", {4, 2}}},
        {},
-       "1 streamed, 2 gaussian (stored: several passes read it), 3 hdome (barrier), 4 streamed, 5 reconstruct "
+       "1 streamed, 2 gaussian (stored: read more than once), 3 hdome (barrier), 4 streamed, 5 reconstruct "
        "(barrier)"},
       {"HedChannelConvert",
        {{"filter hed", {0}},
@@ -98,7 +98,7 @@ inline std::vector<Chain> pipeline_chains() {
         {"filter invert", {3}},
         {"edt", {4}}},
        {},
-       "1 gray (stored: several passes read it), 2 stats (reduction), 3 canny (barrier), 4 streamed, 5 edt (barrier)"},
+       "1 gray (stored: read more than once), 2 stats (reduction), 3 canny (barrier), 4 streamed, 5 edt (barrier)"},
   };
 }
 

@@ -233,7 +233,7 @@ TEST(Plan, AStreamedResultThatTwoPassesReadIsStoredOnce) {
   EXPECT_FALSE(plan.steps[0].shared) << "g is read by s alone";
   EXPECT_FALSE(plan.steps[2].shared) << "t is read by fill-holes alone";
   EXPECT_EQ(plan.describe(),
-            "1 streamed, 2 gaussian (stored: several passes read it), 3 streamed, 4 fill-holes (barrier), 5 streamed");
+            "1 streamed, 2 gaussian (stored: read more than once), 3 streamed, 4 fill-holes (barrier), 5 streamed");
   // Read twice in one pass (here the writer's): streamed, a tile carried through both.
   const Pipeline q = parse_pipeline({"g: filter gray", "s: filter gaussian --sigma 2", "math max g s"});
   EXPECT_EQ(plan_pipeline(q, {{"input", {kRgb8, "slide.tif"}}}).describe(), "1-3 streamed");
@@ -241,7 +241,30 @@ TEST(Plan, AStreamedResultThatTwoPassesReadIsStoredOnce) {
   const Pipeline r = parse_pipeline({"g: filter gray", "filter threshold --otsu g", "edt g"});
   const PipelinePlan pr = plan_pipeline(r, {{"input", {kRgb8, "slide.tif"}}});
   EXPECT_TRUE(pr.steps[0].shared);
-  EXPECT_EQ(pr.describe(), "1 gray (stored: several passes read it), 2 threshold (barrier), 3 edt (barrier)");
+  EXPECT_EQ(pr.describe(), "1 gray (stored: read more than once), 2 threshold (barrier), 3 edt (barrier)");
+}
+
+TEST(Plan, ReadsThatMultiplyWithinAPassAreStored) {
+  if (!op_registry().find_command({"math", "max"})) GTEST_SKIP() << "math ops not registered";
+  // Each step reads the one before twice: streamed all the way, the first
+  // step would be computed 2^20 times per tile.
+  std::vector<std::string> lines = {"s0: filter gray"};
+  for (int i = 1; i <= 20; ++i)
+    lines.push_back("s" + std::to_string(i) + ": math max s" + std::to_string(i - 1) + " s" + std::to_string(i - 1));
+  const PipelinePlan plan = plan_pipeline(parse_pipeline(lines), {{"input", {kRgb8, "slide.tif"}}});
+  // Walking back from the writer: a streamed step is computed as often as
+  // the streamed steps after it read it (a stored one once); none more than
+  // twice per tile.
+  std::vector<int> computes(plan.steps.size(), 0);
+  computes.back() = 1;
+  for (size_t j = plan.steps.size(); j-- > 0;) {
+    if (!plan.steps[j].barrier) EXPECT_LE(computes[j], 2) << "step " << j + 1 << ": " << plan.describe();
+    const int times = plan.steps[j].barrier ? 1 : computes[j];
+    for (int s : plan.steps[j].reads)
+      if (s >= 1) computes[static_cast<size_t>(s - 1)] += times;
+  }
+  EXPECT_TRUE(plan.steps[18].shared) << plan.describe();
+  EXPECT_FALSE(plan.steps[19].shared) << "read twice by the last step: carried through both reads";
 }
 
 TEST(Plan, TwoInputStepsNameTheirImages) {

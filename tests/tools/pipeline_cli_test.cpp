@@ -339,6 +339,25 @@ TEST_F(PipelineCli, RunErrors) {
 
 // With TW_PROGRESS=1 the run shows its barriers and its writing on one
 // line (carriage returns, one newline at the end); without it, nothing.
+// Steps that each read the one before twice: the planner stores what a pass
+// would compute again and again (2^20 computations of the first step per
+// tile otherwise: minutes for a few tiles); the result is the first step's.
+TEST_F(PipelineCli, TwentyStepsEachReadingTheLastTwiceRunInLinearTime) {
+  if (!has_ops({{"math", "max"}})) GTEST_SKIP() << "math ops not registered";
+  std::ofstream p(f("twice.pipeline"));
+  p << "s0: filter gray\n";
+  for (int i = 1; i <= 20; ++i) p << "s" << i << ": math max s" << i - 1 << " s" << i - 1 << "\n";
+  p.close();
+  const auto r = cli({"run", slide, f("out.tif"), "--pipeline", f("twice.pipeline"), "--tile", "128", "--report",
+                      f("report.json"), "--compression", "deflate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = test::read_json(f("report.json"));
+  for (const auto& st : report["steps"])  // 20 tiles of 128^2: at most 2 visits each, and their halos' neighbours
+    EXPECT_LE(st["tile_visits"].get<int64_t>(), 4 * 20) << st.dump();
+  ASSERT_EQ(cli({"filter", "gray", slide, f("gray.tif"), "--tile", "128", "--compression", "deflate"}).exit_code, 0);
+  EXPECT_EQ(bytes_diff(level0(f("out.tif")), level0(f("gray.tif"))), "");
+}
+
 TEST_F(PipelineCli, OneProgressLine) {
   const Args run = {"run",        slide, f("o.tif"), "filter gray", "filter threshold --otsu",
                     "fill-holes", "edt", "--tile",   "64"};

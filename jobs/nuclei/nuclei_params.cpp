@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 #include "engine/op_params.hpp"
 #include "jobs/pipeline/pipeline.hpp"
+#include "kernels/gaussian/gaussian.hpp"
 
 namespace tw {
 namespace {
@@ -23,7 +25,7 @@ void require(bool ok, const std::string& what) {
 }  // namespace
 
 std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, double mpp) {
-  require(std::isfinite(mpp) && mpp > 0.01 && mpp < 100,
+  require(std::isfinite(mpp) && mpp >= 0.01 && mpp <= 100,
           "the resolution must be 0.01..100 microns per pixel, not " + number(mpp));
   require(p.sigma_um > 0 && p.sigma_um <= 50, "--sigma-um must be in (0, 50]");
   require(p.min_area_um2 >= 0 && p.max_area_um2 > p.min_area_um2 && p.max_area_um2 <= 1e7,
@@ -34,6 +36,15 @@ std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, doubl
   require(p.hematoxylin_max > 0 && p.hematoxylin_max <= 5, "--hematoxylin-max must be in (0, 5]");
   require(p.glass_gray >= 0 && p.glass_gray <= 255, "--glass-gray must be 0..255");
 
+  // The smoothings become Gaussian sigmas in pixels: at a fine resolution
+  // they can pass the Gaussian's limit, said here in the user's terms
+  // rather than by the pipeline step that would refuse it.
+  for (const auto& [name, um] :
+       {std::pair<const char*, double>{"--sigma-um", p.sigma_um}, {"--dist-sigma-um", p.dist_sigma_um}})
+    require(um / mpp <= ops::kMaxGaussianSigma, std::string("at ") + number(mpp) + " microns per pixel " + name + " " +
+                                                    number(um) + " is " + number(um / mpp) +
+                                                    " pixels, over the Gaussian's " + number(ops::kMaxGaussianSigma) +
+                                                    ": give a smaller " + name + " (or check the resolution, --mpp)");
   const double px2 = mpp * mpp;
   std::map<std::string, std::string> v;
   v["MPP"] = number(mpp);

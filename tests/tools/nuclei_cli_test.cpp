@@ -241,6 +241,7 @@ TEST(Nuclei, Errors) {
   std::ofstream(tmp.file("file")) << "x";
   std::ofstream(tmp.file("nolabels.pipeline")) << "filter gray\nlabel\n";
   std::ofstream(tmp.file("unknown.pipeline")) << "labels: label --connectivity ${FOO}\n";
+  std::ofstream(tmp.file("gray.pipeline")) << "labels: filter gray\n";
   struct Case {
     std::vector<std::string> args;
     std::string says;
@@ -253,6 +254,13 @@ TEST(Nuclei, Errors) {
       {{"nuclei", tmp.file("he.tif"), tmp.file("o4"), "--pipeline", tmp.file("unknown.pipeline")},
        "unknown variable ${FOO}"},
       {{"nuclei", tmp.file("he.tif"), tmp.file("o5"), "--max-area-um2", "5"}, "min < max"},
+      // Found before any work (it wrote labels.tif and the overlay, then
+      // failed measuring them), and the folder it made is gone again.
+      {{"nuclei", tmp.file("he.tif"), tmp.file("o6"), "--pipeline", tmp.file("gray.pipeline")},
+       "the step named 'labels' makes u8 x1 (gray); it must make u32 labels"},
+      {{"nuclei", tmp.file("he.tif"), tmp.file("o7"), "--mpp", "0.009"}, "out of range 0.01..100"},
+      {{"nuclei", tmp.file("he.tif"), tmp.file("o8"), "--mpp", "0.01"},
+       "--sigma-um 0.3 is 30 pixels, over the Gaussian's 20: give a smaller --sigma-um"},
       {{"nuclei", tmp.file("he.tif")}, "nuclei takes SLIDE OUTDIR"},
   };
   for (const auto& c : cases) {
@@ -261,7 +269,17 @@ TEST(Nuclei, Errors) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
   // Nothing made for a command refused before it ran.
-  for (const char* d : {"o1", "o2", "o3", "o4", "o5"}) EXPECT_FALSE(std::ifstream(tmp.file(d)).good()) << d;
+  for (const char* d : {"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8"})
+    EXPECT_FALSE(test::path_exists(tmp.file(d))) << d;
+  // The range's ends are accepted (0.01 with smoothings it can take).
+  const std::vector<std::vector<std::string>> ends = {{"--mpp", "100"},
+                                                      {"--mpp", "0.01", "--sigma-um", "0.1", "--dist-sigma-um", "0.1"}};
+  for (const auto& extra : ends) {
+    std::vector<std::string> args = {"nuclei", tmp.file("he.tif"), tmp.file("ends" + extra[1])};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << extra[1] << ": " << r.err;
+  }
 }
 
 }  // namespace

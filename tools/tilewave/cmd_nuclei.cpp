@@ -4,6 +4,7 @@
 // and overlay.tif from one streaming run, then nuclei.csv and
 // nuclei.geojson from the labels.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -57,15 +58,28 @@ constexpr const char* kHelp =
     "resolution (--mpp when it has none). docs/nuclei.md has the details.\n"
     "\noptions:\n";
 
-// OUTDIR made if missing; anything there but a folder is refused.
-void make_outdir(const std::string& dir) {
+// OUTDIR made if missing (true); anything there but a folder is refused.
+bool make_outdir(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) throw InputError("nuclei: " + dir + " exists and is not a folder");
-    return;
+    return false;
   }
   if (::mkdir(dir.c_str(), 0777) != 0)
     throw InputError("nuclei: cannot make the folder " + dir + ": " + std::strerror(errno));
+  return true;
+}
+
+// The step named `labels` must make what labels.tif holds and the feature
+// tables measure, checked with the plan, before any work: a pipeline whose
+// labels step makes gray pixels would otherwise write labels.tif and the
+// overlay and fail only when measuring.
+void check_labels_step(const Pipeline& p, const PipelinePlan& plan) {
+  const int slot = find_result(p, plan, "labels");
+  const PixelFormat f = plan.steps[static_cast<size_t>(slot) - plan.input_names.size()].out;
+  if (f != PixelFormat{SampleType::kU32, 1})
+    throw InputError("nuclei: the step named 'labels' makes " + f.str() +
+                     "; it must make u32 labels (end it with label, objects or watershed)");
 }
 
 NucleiParams params_of(const Args& a) {
@@ -101,7 +115,7 @@ int cmd_nuclei(int argc, char** argv) {
   // slide is refused before OUTDIR is made.
   double mpp = open_source(slide)->info().mpp_x;
   if (a.has("mpp"))
-    mpp = a.real("mpp", 0, 1e-3, 1e3);
+    mpp = a.real("mpp", 0, 0.01, 100);
   else if (!(mpp > 0))
     throw InputError("nuclei: " + slide + " does not say its microns per pixel; give --mpp F");
   const auto vars = nuclei_variables(params, mpp);
@@ -122,9 +136,9 @@ int cmd_nuclei(int argc, char** argv) {
   if (!std::any_of(c.pipeline.steps.begin(), c.pipeline.steps.end(),
                    [](const PipelineStep& s) { return s.name == "labels"; }))
     throw InputError("nuclei: the pipeline has no step named 'labels' (the nuclei it writes and measures)");
-  make_outdir(dir);
-  for (const auto& path : {csv, geojson}) check_output_path(path, {slide});
+  const bool made = make_outdir(dir);
   c.keeps.push_back({"labels", labels});
+  c.check_plan = [&](const PipelinePlan& plan) { check_labels_step(c.pipeline, plan); };
   c.after_outputs = [&](nlohmann::json& report) {
     FeaturesOptions fo;
     fo.mpp = a.has("mpp") ? mpp : 0;
@@ -146,7 +160,14 @@ int cmd_nuclei(int argc, char** argv) {
     for (const auto& [k, val] : vars) v[k] = val;
     report["variables"] = v;
   };
-  return run_pipeline_command(c, a, common);
+  try {
+    for (const auto& path : {csv, geojson}) check_output_path(path, {slide});
+    return run_pipeline_command(c, a, common);
+  } catch (...) {
+    // A folder this run made goes again if nothing was written into it.
+    if (made) ::rmdir(dir.c_str());
+    throw;
+  }
 }
 
 }  // namespace tw::cli

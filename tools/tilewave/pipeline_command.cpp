@@ -59,6 +59,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
     plan_inputs.push_back({name, {sources.back()->info().fmt, path}});
   }
   const PipelinePlan plan = plan_pipeline(c.pipeline, plan_inputs, !c.output.empty());
+  if (c.check_plan) c.check_plan(plan);
   std::vector<std::pair<int, std::string>> keep_slots;
   for (const auto& [name, path] : c.keeps) keep_slots.push_back({find_result(c.pipeline, plan, name), path});
   // The writer's settings for every image written, checked now (JPEG cannot

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "jobs/pipeline/pipeline.hpp"
+#include "jobs/pipeline/plan.hpp"
 #include "tools/tilewave/args.hpp"
 
 namespace tw::cli {
@@ -22,6 +23,9 @@ struct PipelineCommand {
   Pipeline pipeline;
   std::vector<std::pair<std::string, std::string>> keeps;  // (result name or number, path)
   bool single_op = false;                                  // messages unprefixed, as the op's own command
+  // Runs after planning, before any work: a command's own checks of the
+  // plan (the nuclei's labels step must make labels). Throws to refuse.
+  std::function<void(const PipelinePlan& plan)> check_plan;
   // Runs after every image is written, before the report: adds its own
   // figures to the report's values (the nuclei's feature tables).
   std::function<void(nlohmann::json& report_values)> after_outputs;

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace tw {
@@ -173,6 +174,10 @@ Pipeline parse_pipeline(const std::vector<std::string>& steps) {
   return p;
 }
 
+// A step is a command line; one longer than this is not one (and would be
+// echoed whole into the message that refuses it).
+constexpr size_t kMaxStepChars = 4096;
+
 std::vector<std::string> read_pipeline_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
@@ -180,11 +185,30 @@ std::vector<std::string> read_pipeline_file(const std::string& path) {
   // A FIFO would block for ever, a device never end.
   if (!S_ISREG(st.st_mode)) throw InputError("pipeline file " + path + " is not a regular file");
   if (st.st_size > (off_t{1} << 20)) throw InputError(path + " is over 1 MiB: not a pipeline file");
-  std::ifstream f(path);
+  std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError("cannot read pipeline file " + path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw InputError("cannot read pipeline file " + path);
+  // A binary file (an image given by mistake) is refused before its bytes
+  // reach a message; an editor's byte-order mark is not part of the first step.
+  const size_t nul = text.find('\0');
+  if (nul != std::string::npos)
+    throw InputError("pipeline file " + path + " holds binary data (a NUL byte at offset " + std::to_string(nul) +
+                     "): not a text file of steps");
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
   std::vector<std::string> steps;
-  std::string line;
-  while (std::getline(f, line)) {
+  size_t at = 0, number = 0;
+  while (at < text.size()) {
+    // Lines end in \n, \r\n or a lone \r (old Mac editors).
+    size_t end = text.find_first_of("\r\n", at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    at = end + (text.compare(end, 2, "\r\n") == 0 ? 2 : 1);
+    ++number;
+    if (line.size() > kMaxStepChars)
+      throw InputError("pipeline file " + path + ": line " + std::to_string(number) + " has " +
+                       std::to_string(line.size()) + " characters (at most " + std::to_string(kMaxStepChars) +
+                       "): not a step");
     // Blank and comment lines are skipped; a line that does not split (an
     // open quote) is kept, for parse_step to refuse with its step number.
     bool blank = false;
@@ -194,7 +218,6 @@ std::vector<std::string> read_pipeline_file(const std::string& path) {
     }
     if (!blank) steps.push_back(line);
   }
-  if (f.bad()) throw InputError("cannot read pipeline file " + path);
   return steps;
 }
 

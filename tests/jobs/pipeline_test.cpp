@@ -185,6 +185,31 @@ TEST(ParseStep, OpenQuoteNamesTheStep) {
   }
 }
 
+TEST(PipelineFile, EditorsLineEndsAndByteOrderMarkBinaryAndOverlongLinesRefused) {
+  test::TempDir tmp;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(tmp.file(name), std::ios::binary) << bytes;
+    return tmp.file(name);
+  };
+  const Words want = {"filter gray", "edt"};
+  EXPECT_EQ(read_pipeline_file(write("crlf.txt", "filter gray\r\n\r\nedt\r\n")), want);
+  EXPECT_EQ(read_pipeline_file(write("cr.txt", "filter gray\redt\r")), want) << "old Mac line ends";
+  EXPECT_EQ(read_pipeline_file(write("bom.txt", "\xEF\xBB\xBF" "filter gray\nedt")), want);
+  try {
+    read_pipeline_file(write("bin.txt", std::string("II*\0\x08\0\0\0", 8) + "filter gray"));
+    ADD_FAILURE() << "binary data taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds binary data (a NUL byte at offset 3)"), std::string::npos) << e.what();
+  }
+  try {
+    read_pipeline_file(write("long.txt", "filter gray\nfilter " + std::string(100000, 'x') + "\n"));
+    ADD_FAILURE() << "an overlong line taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2 has 100007 characters"), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 300u) << "the line is not echoed";
+  }
+}
+
 TEST(PipelineFile, StepsOneALineCommentsAndBlankLinesSkipped) {
   test::TempDir tmp;
   {

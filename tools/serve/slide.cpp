@@ -18,7 +18,7 @@ Slide::Slide(std::string name, SourcePtr src, SourcePtr labels, std::shared_ptr<
   const SourceInfo& in = src_->info();
   if (in.fmt.type != SampleType::kU8 || (in.fmt.channels != 1 && in.fmt.channels != 3))
     throw InputError(in.path + ": serve shows 8-bit gray or RGB slides, not " + in.fmt.str() +
-                     " (convert it first, e.g. tilewave convert)");
+                     " (convert it first: tilewave filter convert --type u8 ...)");
   TW_ASSERT(geometry_.width == src_->level(0).width && geometry_.height == src_->level(0).height);
   pixels_ = std::make_unique<LevelRenderer>(src_, name_ + "/pixels", blocks);
   if (labels_) {

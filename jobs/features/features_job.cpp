@@ -14,6 +14,7 @@
 
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
+#include "jobs/features/label_set.hpp"
 #include "jobs/features/object_stats.hpp"
 #include "jobs/features/row_runs.hpp"
 #include "jobs/features/table_writers.hpp"
@@ -260,16 +261,6 @@ class FeatureScan {
     }
   }
 
-  bool emitted(uint32_t label) const {
-    const size_t i = label >> 6;
-    return i < emitted_.size() && (emitted_[i] >> (label & 63) & 1);
-  }
-  void mark_emitted(uint32_t label) {
-    const size_t i = label >> 6;
-    if (i >= emitted_.size()) emitted_.resize(std::max(i + 1, emitted_.size() * 2), 0);
-    emitted_[i] |= uint64_t{1} << (label & 63);
-  }
-
   // Rows [s0, s1) (counts: their runs per row).
   void merge_rows(const ImageView& lab, const ImageView* inten, int64_t s0, int64_t s1, const int64_t* counts) {
     const int64_t rows = s1 - s0;
@@ -360,7 +351,7 @@ class FeatureScan {
     // A label seen again after a row without it is refused whether or not
     // its record is written yet, so the outcome never depends on the bands.
     if (it != objects_.end() && it->second->seen_row >= y - 1) return it->second.get();
-    if (it != objects_.end() || emitted(run.label))
+    if (it != objects_.end() || emitted_.contains(run.label))
       throw InputError("features: label " + std::to_string(run.label) + " has pixels again at (" +
                        std::to_string(run.x0) + ", " + std::to_string(y) +
                        ") after a row without any; each label's pixels must lie in consecutive rows (connected "
@@ -413,7 +404,7 @@ class FeatureScan {
         batch_.push_back(std::move(node->second));
         objects_.erase(node);
         by_first_.pop_front();
-        mark_emitted(obj->label);
+        emitted_.insert(obj->label);
         text += text_estimate(*obj);
       }
       write_batch();
@@ -543,7 +534,7 @@ class FeatureScan {
 
   std::unordered_map<uint32_t, std::unique_ptr<ObjectAccumulator>> objects_;
   std::deque<ObjectAccumulator*> by_first_;  // live objects in raster order of their first pixels
-  std::vector<uint64_t> emitted_;            // a bit per label value written
+  LabelSet emitted_;                         // the labels written
   std::vector<std::unique_ptr<ObjectAccumulator>> batch_;
   WriteQueue output_;
   mutable std::atomic<int64_t> outlines_reread_{0};

@@ -4,19 +4,24 @@
 // across 16-pixel tiles, worst cases (pinches, rings, islands in holes,
 // pieces, image borders); the GeoJSON's outlines filled back into pixels and
 // compared with the labels; identical bytes for every tile size, budget and
-// thread count; bad inputs; a label image 8x the memory budget.
+// thread count; bad inputs; a label image 8x the memory budget; sparse label
+// values up to 2^32 - 1 in memory by their count, not their values.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 
 #include "io/open_source.hpp"
 #include "jobs/features/features_job.hpp"
+#include "jobs/features/label_set.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -372,6 +377,102 @@ TEST(Features, LabelImage8xTheBudgetThroughTheCli) {
   const Table t = read_csv(dir.file("s.csv"));
   EXPECT_GT(t.rows.size(), 20000u);
   check_geojson(dir.file("s.geojson"), t, dir.file("labels.tif"));
+}
+
+std::vector<std::string> lines(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(f, line);) out.push_back(line);
+  return out;
+}
+
+// The ellipses labelled with sparse values (2^32 - 1, 2^31, 7, 1000003 and
+// random ones): every row is the row of the same object numbered 1..N, with
+// its own label, and memory does not follow the largest value (a bitmap of
+// one bit per value up to 2^32 - 1 took 512 MiB to 1.5 GiB).
+TEST(Features, SparseHugeLabelsAsTheirDenseNumbering) {
+  if (!have_oracle()) GTEST_SKIP() << "needs scikit-image, scipy and tifffile";
+  test::TempDir dir;
+  make_inputs("sparse", dir);
+  std::map<uint32_t, uint32_t> sparse_of;
+  for (const std::string& line : lines(dir.file("map.csv"))) {
+    const auto f = split(line);
+    sparse_of[static_cast<uint32_t>(std::stoul(f[0]))] = static_cast<uint32_t>(std::stoul(f[1]));
+  }
+  ASSERT_GT(sparse_of.size(), 50u);
+  const auto base = test::run_cli({"pyramid", "synthetic:64x64", dir.file("base.tif")});
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  const size_t budget = size_t{16} << 20, overhead = base.peak_rss_bytes + (size_t{48} << 20);
+  for (const std::string ext : {".csv", ".geojson"}) {
+    for (const std::string name : {"labels", "dense"}) {
+      const auto r = features({dir.file(name + ".tif"), dir.file(name + ext), "--intensity", dir.file("rgb.tif"),
+                               "--memory", "16M", "--threads", "1", "--tile", "16"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      if (!test::kSanitizerBuild) {
+        EXPECT_LE(r.peak_rss_bytes, budget + overhead) << name << ext << ": peak RSS " << r.peak_rss_bytes;
+      }
+    }
+  }
+  const std::vector<std::string> sparse = lines(dir.file("labels.csv")), dense = lines(dir.file("dense.csv"));
+  ASSERT_EQ(sparse.size(), sparse_of.size() + 1);
+  ASSERT_EQ(dense.size(), sparse.size());
+  EXPECT_EQ(sparse[0], dense[0]);
+  std::set<uint32_t> seen;
+  for (size_t i = 1; i < sparse.size(); ++i) {
+    const size_t a = sparse[i].find(','), b = dense[i].find(',');
+    const uint32_t label = static_cast<uint32_t>(std::stoul(sparse[i].substr(0, a)));
+    const uint32_t number = static_cast<uint32_t>(std::stoul(dense[i].substr(0, b)));
+    EXPECT_EQ(label, sparse_of[number]) << "row " << i;
+    EXPECT_EQ(sparse[i].substr(a), dense[i].substr(b)) << "row " << i << ", label " << label;
+    seen.insert(label);
+  }
+  for (const uint32_t v : {4294967295u, 2147483648u, 7u, 1000003u}) EXPECT_EQ(seen.count(v), 1u) << v;
+  check_geojson(dir.file("labels.geojson"), read_csv(dir.file("labels.csv")), dir.file("labels.tif"));
+  // A huge label coming back after its record is written is still refused.
+  expect_refused(features({dir.file("gap.tif"), dir.file("g.csv")}),
+                 "label 4294967295 has pixels again at (2, 25) after a row without any", "a huge label in two pieces");
+}
+
+// The set of written labels against std::set: dense values in raster or
+// shuffled order, sparse ones over the whole u32 range (increasing, or not),
+// and a mixture, probed at every member and at neighbours and random values;
+// its size follows the count, not the largest value.
+TEST(Features, LabelSetAgainstStdSet) {
+  std::mt19937 rng(11);
+  auto check = [&](const std::vector<uint32_t>& values, size_t max_bytes, const std::string& what) {
+    features::LabelSet set;
+    std::set<uint32_t> ref;
+    for (size_t i = 0; i < values.size(); ++i) {
+      set.insert(values[i]);
+      ref.insert(values[i]);
+      if (i % 997 == 0)
+        for (int k = 0; k < 300; ++k) {
+          const uint32_t member = values[rng() % (i + 1)];
+          for (const uint32_t v : {member, member + 1, member - 1, static_cast<uint32_t>(rng())})
+            ASSERT_EQ(set.contains(v), ref.count(v) != 0) << what << ": " << v << " after " << i;
+        }
+    }
+    for (const uint32_t v : ref) ASSERT_TRUE(set.contains(v)) << what << ": " << v;
+    EXPECT_EQ(set.size(), ref.size()) << what;
+    EXPECT_LE(set.bytes(), max_bytes) << what << ": " << ref.size() << " labels";
+    std::printf("[ info     ] %s: %zu labels in %zu bytes\n", what.c_str(), ref.size(), set.bytes());
+  };
+  const uint32_t n = 200000;
+  std::vector<uint32_t> dense(n);
+  std::iota(dense.begin(), dense.end(), 1u);
+  check(dense, n / 4 + 4096, "dense in order");  // a bit per label (x2: growth by doubling)
+  std::shuffle(dense.begin(), dense.end(), rng);
+  check(dense, n + (64 << 10), "dense shuffled");
+  std::vector<uint32_t> sparse(n);
+  for (uint32_t& v : sparse) v = static_cast<uint32_t>(rng()) | 1u << 31;
+  check(sparse, 16 * n, "sparse");
+  std::sort(sparse.begin(), sparse.end());
+  check(sparse, 8 * n, "sparse increasing");
+  std::vector<uint32_t> mixed;
+  for (uint32_t i = 0; i < n; ++i) mixed.push_back(i % 3 ? i + 1 : static_cast<uint32_t>(rng()));
+  check(mixed, 16 * n, "mixed");
+  check({4294967295u}, 64 << 10, "one huge label");
+  check({4294967295u, 2147483648u, 7u, 1000003u, 0u, 4294967294u}, 64 << 10, "a few huge labels");
 }
 
 }  // namespace

@@ -9,6 +9,10 @@ KIND: ihc       scikit-image's immunohistochemistry image, hematoxylin (rgb2hed)
                 island in a hole, pieces side by side, objects on the borders
       big       3072 x 3072 tiled ellipses (36 MB of u32 labels)
       gap       one label in two pieces with empty rows between them
+      sparse    the ellipses labelled with sparse values up to 2^32 - 1 (also
+                dense.tif: the same objects numbered 1..N in the values'
+                order, map.csv: dense,sparse; gap.tif: label 2^32 - 1 in two
+                pieces with empty rows between them, after others)
 Writes OUT_DIR/labels.tif (u32, tiled 16 x 16, deflate) and, for ihc and
 ellipses, OUT_DIR/rgb.tif (u8 RGB) and OUT_DIR/gray16.tif (u16).
 """
@@ -107,6 +111,25 @@ def main():
         lab = np.zeros((40, 40), np.uint32)
         lab[2:6, 2:6] = 1
         lab[20:24, 2:6] = 1
+    elif kind == "sparse":
+        dense = ellipses(203, 157, 90, 3)
+        dense = np.searchsorted(np.unique(dense), dense).astype(np.uint32)  # 1..N, 0 stays 0
+        n = int(dense.max())
+        fixed = [2**32 - 1, 2**31, 7, 1000003]
+        others = [int(v) for v in np.unique(rng.integers(8, 2**32 - 1, 4 * n)) if v not in fixed]
+        others = [int(v) for v in rng.permutation(others)[:n - len(fixed)]]
+        values = np.array([0] + sorted(fixed + others), np.int64)
+        lab = values[dense].astype(np.uint32)
+        rgb = rng.integers(0, 256, dense.shape + (3,), dtype=np.uint8)
+        tifffile.imwrite(out + "/dense.tif", dense, tile=(16, 16), compression="zlib")
+        with open(out + "/map.csv", "w") as f:
+            for d in range(1, n + 1):
+                f.write("%d,%d\n" % (d, values[d]))
+        gap = np.zeros((40, 40), np.uint32)
+        gap[2:6, 2:6] = 7
+        gap[10:14, 2:6] = 2**32 - 1
+        gap[25:29, 2:6] = 2**32 - 1
+        tifffile.imwrite(out + "/gap.tif", gap, tile=(16, 16))
     else:
         raise SystemExit("unknown kind " + kind)
     tifffile.imwrite(out + "/labels.tif", lab, tile=(16, 16), compression="zlib")

@@ -9,7 +9,18 @@
 
 namespace tw {
 
+bool is_flat_image_name(const std::string& path) {
+  return ends_with_nocase(path, ".png") || ends_with_nocase(path, ".jpg") || ends_with_nocase(path, ".jpeg");
+}
+
 Layout layout_for(const std::string& path, const std::string& forced) {
+  // Such a name is a flat image wherever Tilewave writes one: a pyramid
+  // under it would be a BigTIFF that image viewers cannot open, whatever
+  // --format says.
+  if (is_flat_image_name(path))
+    throw InputError("output " + path +
+                     ": a pyramid cannot be a PNG or JPEG file; name it .tif, .ome.tif, .dzi or .zarr "
+                     "(`tilewave region` or `tilewave thumbnail` write a flat PNG/JPEG)");
   if (!forced.empty()) {
     if (forced == "tiff" || forced == "tif") return Layout::kTiff;
     if (forced == "ome-tiff" || forced == "ome") return Layout::kOmeTiff;

@@ -2,7 +2,8 @@
 // Opens the sink an output's name asks for, beside open_source for inputs:
 // OUT.ome.tif (OME-TIFF, levels in SubIFDs), OUT.dzi (Deep Zoom), OUT.zarr
 // (OME-Zarr), anything else the generic pyramidal BigTIFF (OpenSlide, vips,
-// QuPath and tifffile read it). --format forces one.
+// QuPath and tifffile read it) but OUT.png/.jpg/.jpeg, which are refused.
+// --format forces one.
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,8 +17,12 @@ namespace tw {
 enum class Layout : uint8_t { kTiff, kOmeTiff, kDzi, kZarr };
 
 // The layout for an output path, or the one `forced` names (tiff, ome-tiff,
-// dzi, zarr; empty: by the path's name). Throws InputError on a bad name.
+// dzi, zarr; empty: by the path's name). Throws InputError on a bad name,
+// and for a path named as a flat image (is_flat_image_name).
 Layout layout_for(const std::string& path, const std::string& forced = "");
+// OUT.png, OUT.jpg, OUT.jpeg: one flat image (region, thumbnail), never a
+// pyramid.
+bool is_flat_image_name(const std::string& path);
 const char* layout_name(Layout l);
 // Layouts whose tiles are TIFF tiles (multiples of 16, TIFF codecs).
 inline bool is_tiff_layout(Layout l) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "engine/tile_source.hpp"
+#include "engine/warnings.hpp"
 
 namespace tw {
 namespace {
@@ -70,6 +71,21 @@ std::string clean_metadata_text(const std::string& in, size_t max_bytes, bool ke
   return out;
 }
 
+bool set_pixel_size(SourceInfo& info, double mpp_x, double mpp_y, const std::string& what) {
+  if (plausible_mpp(mpp_x) && plausible_mpp(mpp_y)) {
+    info.mpp_x = mpp_x, info.mpp_y = mpp_y;
+    return true;
+  }
+  const auto given = [](double v) { return !(v <= 0); };  // NaN was given, and is wrong
+  if (given(mpp_x) || given(mpp_y)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%g x %g microns per pixel, outside %g..%g (pixel size unknown)", mpp_x, mpp_y,
+                  kMinMpp, kMaxMpp);
+    warn(info.path + ": " + what + ": " + buf);
+  }
+  return false;
+}
+
 bool add_vendor_property(SourceInfo& info, const std::string& key, const std::string& value) {
   if (info.vendor_properties.size() >= kMaxVendorProperties) return false;
   std::string k = trim(clean_metadata_text(key, kMaxVendorKeyBytes));
@@ -126,6 +142,9 @@ std::string aperio_pyramid_description(const SourceInfo& info, int64_t width, in
     std::string key = aperio_field(kv.first.substr(prefix.size()));
     for (char& c : key)
       if (c == '=') c = '-';
+    // A broken MPP (`nan`, `0`) is left out: OpenSlide would hand it on as
+    // the pixel size. The resolution's own MPP is added below instead.
+    if (key == "MPP" && !plausible_mpp(std::strtod(kv.second.c_str(), nullptr))) continue;
     std::string field = "|" + key + " = " + aperio_field(kv.second);
     // The properties are bounded already; the separators are not counted there.
     if (out.size() + field.size() > kMaxVendorDescriptionBytes) break;
@@ -134,7 +153,7 @@ std::string aperio_pyramid_description(const SourceInfo& info, int64_t width, in
   }
   // A source whose pixel size came from its resolution tags still gets the
   // field OpenSlide reads it from.
-  if (!has_mpp && info.mpp_x > 0) {
+  if (!has_mpp && plausible_mpp(info.mpp_x)) {
     char mpp[48];
     std::snprintf(mpp, sizeof mpp, "|MPP = %.6g", info.mpp_x);
     out += mpp;

@@ -29,6 +29,22 @@ constexpr size_t kMaxVendorDescriptionBytes = 64 * 1024;
 // becomes a space, except tab and, where `keep_newlines`, CR and LF).
 std::string clean_metadata_text(const std::string& in, size_t max_bytes, bool keep_newlines = false);
 
+// The pixel sizes Tilewave takes from a file: 0.1 nm (electron microscopy)
+// to 1 m. Outside (a resolution of 4294967295 per cm, its inverse, `MPP =
+// nan`) the header is broken, and a writer would make 0/1 resolution tags of
+// it that every reader takes for "unknown" or divides by.
+constexpr double kMinMpp = 1e-4;
+constexpr double kMaxMpp = 1e6;
+inline bool plausible_mpp(double mpp) {
+  return mpp >= kMinMpp && mpp <= kMaxMpp;
+}  // false for NaN
+
+// Sets info.mpp_x/y from what `what` ("XResolution/YResolution", "the
+// Aperio MPP", ...) of info.path gives: both when both are plausible; else
+// leaves them 0 (unknown), with a warning when something was given (0 or
+// negative stands for nothing given). Returns whether they were set.
+bool set_pixel_size(SourceInfo& info, double mpp_x, double mpp_y, const std::string& what);
+
 // Appends key = value to info.vendor_properties, cleaned and cut to the
 // bounds above; false (nothing added) once kMaxVendorProperties are held or
 // when the key is empty.

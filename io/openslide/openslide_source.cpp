@@ -101,8 +101,8 @@ OpenSlideSource::OpenSlideSource(const std::string& path) : impl_(std::make_uniq
     info_.levels.push_back(li);
   }
   im.check("read");
-  info_.mpp_x = prop_double(im.osr, OPENSLIDE_PROPERTY_NAME_MPP_X);
-  info_.mpp_y = prop_double(im.osr, OPENSLIDE_PROPERTY_NAME_MPP_Y);
+  set_pixel_size(info_, prop_double(im.osr, OPENSLIDE_PROPERTY_NAME_MPP_X),
+                 prop_double(im.osr, OPENSLIDE_PROPERTY_NAME_MPP_Y), "openslide.mpp-x/y");
   for (const char* const* names = openslide_get_associated_image_names(im.osr); names && *names; ++names) {
     AssociatedImageInfo a;
     a.name = *names;

@@ -12,6 +12,7 @@
 
 #include "engine/error.hpp"
 #include "io/synthetic/synthetic_model.hpp"
+#include "io/vendor_metadata.hpp"
 
 namespace tw {
 namespace {
@@ -133,7 +134,10 @@ void validate(const SyntheticSpec& s, const std::string& where) {
     fail("size " + std::to_string(s.width) + "x" + std::to_string(s.height) + " exceeds 2^40 pixels");
   if (s.channels != 1 && s.channels != 3) fail("channels must be 1 or 3, not " + std::to_string(s.channels));
   if (s.bits != 8 && s.bits != 16) fail("bits must be 8 or 16, not " + std::to_string(s.bits));
-  if (!(s.mpp > 0) || !std::isfinite(s.mpp)) fail("mpp must be a positive number, not " + format_double(s.mpp));
+  // Outputs keep only a plausible pixel size (io/vendor_metadata.hpp).
+  if (!plausible_mpp(s.mpp))
+    fail("mpp must be " + format_double(kMinMpp) + " to " + format_double(kMaxMpp) + " microns per pixel, not " +
+         format_double(s.mpp));
 }
 
 std::string spec_string(const SyntheticSpec& s) {
@@ -188,8 +192,9 @@ SyntheticSpec parse_synthetic_spec(const std::string& text) {
     } else if (eq != std::string::npos && key == "mpp") {
       char* end = nullptr;
       const double v = value.empty() ? 0 : std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !std::isfinite(v) || !(v > 0))
-        fail("bad mpp '" + value + "' (expected a positive number of microns per pixel)");
+      if (value.empty() || *end != '\0' || !plausible_mpp(v))
+        fail("bad mpp '" + value + "' (expected " + format_double(kMinMpp) + " to " + format_double(kMaxMpp) +
+             " microns per pixel)");
       spec.mpp = v;
     } else if (i == 0 && eq == std::string::npos) {
       const size_t x = p.find_first_of("xX");

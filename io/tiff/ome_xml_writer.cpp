@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "engine/error.hpp"
+#include "io/vendor_metadata.hpp"
 
 namespace tw {
 namespace {
@@ -152,7 +153,7 @@ void write_image(XmlWriter& x, const OmeImage& im, size_t index) {
   x.attr("Interleaved", std::string(im.interleaved ? "true" : "false"));
   x.attr("SignificantBits", static_cast<int64_t>(sample_bytes(im.fmt.type) * 8));
   x.attr("BigEndian", std::string("false"));
-  if (im.mpp_x > 0 && im.mpp_y > 0) {
+  if (plausible_mpp(im.mpp_x) && plausible_mpp(im.mpp_y)) {
     x.attr("PhysicalSizeX", im.mpp_x);
     x.attr("PhysicalSizeXUnit", std::string("\xC2\xB5m"));  // µm, UTF-8
     x.attr("PhysicalSizeY", im.mpp_y);

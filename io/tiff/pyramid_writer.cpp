@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "engine/error.hpp"
 #include "engine/output_file.hpp"
@@ -88,12 +89,18 @@ Entry ascii(uint16_t tag, const std::string& s) {
   return e;
 }
 
-Entry rational(uint16_t tag, double v) {
-  // Enough precision for micron-scale resolutions, inside 32 bits.
-  uint32_t den = 1000;
+// v as N/D in 32 bits each: D = 1000 (enough for micron-scale
+// resolutions), fewer decimals where N would pass 32 bits, D = 1e9 below 1
+// so that a coarse level keeps its digits. None where N would be 0 or past
+// 32 bits: a 0/1 resolution reads as "unknown" or a division by zero.
+std::optional<Entry> rational(uint16_t tag, double v) {
+  if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
+  uint32_t den = v < 1 ? 1000000000u : 1000u;
   while (v * den > 4e9 && den > 1) den /= 10;
+  const double num = std::round(v * den);
+  if (num < 1 || num > 4294967295.0) return std::nullopt;
   Entry e{tag, kRational, 1, {}};
-  put(e.data, static_cast<uint32_t>(std::llround(v * den)));
+  put(e.data, static_cast<uint32_t>(num));
   put(e.data, den);
   return e;
 }
@@ -168,10 +175,14 @@ struct PyramidTiffWriter::Impl {
   int64_t tile_count(int l) const { return tiles_across(l) * ceil_div(levels[l].height, levels[l].format.tile_h); }
 
   void resolution_tags(std::vector<Entry>& e, double scale) const {
-    if (opt.mpp_x <= 0 || opt.mpp_y <= 0) return;
-    // Pixels per centimetre; the sampling period doubles at each level.
-    e.push_back(rational(282, 1e4 / (opt.mpp_x * scale)));
-    e.push_back(rational(283, 1e4 / (opt.mpp_y * scale)));
+    if (!plausible_mpp(opt.mpp_x) || !plausible_mpp(opt.mpp_y)) return;  // unknown: no tags
+    // Pixels per centimetre; the sampling period doubles at each level. A
+    // level too coarse for a rational keeps no tags rather than wrong ones.
+    const std::optional<Entry> x = rational(282, 1e4 / (opt.mpp_x * scale));
+    const std::optional<Entry> y = rational(283, 1e4 / (opt.mpp_y * scale));
+    if (!x || !y) return;
+    e.push_back(*x);
+    e.push_back(*y);
     e.push_back(shorts(296, {3}));  // centimetre
   }
 

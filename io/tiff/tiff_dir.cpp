@@ -246,6 +246,12 @@ Dir read_dir(TIFF* t, tdir_t index, uint64_t subifd) {
   }
   if (st == SampleType::kU32 && d.photometric == PHOTOMETRIC_MINISWHITE)
     bad("32-bit MinIsWhite images are not supported (32-bit unsigned is read as labels)");
+  // Inverting needs the white the samples count down from: 255 or 65535 for
+  // 8 and 16 bits; floats have none (is 1.0 white? the data's maximum?), so
+  // passing them through would hand out the image's negative.
+  if (st == SampleType::kF32 && d.photometric == PHOTOMETRIC_MINISWHITE)
+    bad("floating-point MinIsWhite images are not supported (floats have no white to invert from): "
+        "re-save it as MinIsBlack with the values inverted");
   if (d.compression == COMPRESSION_JPEG) {
     if (d.bits != 8) bad("JPEG with " + std::to_string(d.bits) + "-bit samples is not supported");
     if (d.spp != 1 && d.spp != 3) bad("JPEG with " + std::to_string(d.spp) + " samples per pixel is not supported");

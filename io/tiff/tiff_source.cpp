@@ -239,8 +239,9 @@ struct TiffSource::Impl {
       } else {
         std::memcpy(out, in, static_cast<size_t>(o.w) * out_bpp);
       }
-      if (d.photometric == PHOTOMETRIC_MINISWHITE && dst.fmt.type != SampleType::kF32) {
+      if (d.photometric == PHOTOMETRIC_MINISWHITE) {
         // Only the gray sample inverts; an alpha sample keeps its meaning.
+        // read_dir refuses MinIsWhite of other than 8 or 16 bits.
         if (d.bits == 8) {
           for (int64_t x = 0; x < o.w; ++x) out[x * out_bpp] = static_cast<uint8_t>(255 - out[x * out_bpp]);
         } else {
@@ -675,9 +676,12 @@ void TiffSource::fill_info(const std::string& format, const std::string& vendor,
   }
   for (size_t i = 0; i < im.assoc.size(); ++i)
     info_.associated.push_back({im.assoc_names[i], im.assoc[i].width, im.assoc[i].height});
-  info_.mpp_x = mpp_from(d0, d0.xres);
-  info_.mpp_y = mpp_from(d0, d0.yres);
-  if (info_.mpp_x == 0 && aperio) info_.mpp_x = info_.mpp_y = aperio_mpp(d0.description);
+  // The resolution tags, else an Aperio description's MPP; an absurd value
+  // is no pixel size (io/vendor_metadata.hpp plausible_mpp).
+  if (!set_pixel_size(info_, mpp_from(d0, d0.xres), mpp_from(d0, d0.yres), "XResolution/YResolution") && aperio) {
+    const double mpp = aperio_mpp(d0.description);
+    set_pixel_size(info_, mpp, mpp, "the Aperio description's MPP");
+  }
   if (aperio) read_aperio_description(info_, d0.description);
   if (!d0.description.empty()) {
     std::string first = d0.description.substr(0, d0.description.find_first_of("\r\n"));

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "io/vendor_metadata.hpp"
+
 namespace tw {
 namespace {
 
@@ -110,7 +112,7 @@ json zarr_array_json(const ZarrImageSpec& s, size_t level) {
 }
 
 json ome_zarr_attrs(const ZarrImageSpec& s) {
-  const bool physical = s.mpp_x > 0 && s.mpp_y > 0;
+  const bool physical = plausible_mpp(s.mpp_x) && plausible_mpp(s.mpp_y);  // else scales in pixels
   json y = {{"name", "y"}, {"type", "space"}};
   json x = {{"name", "x"}, {"type", "space"}};
   if (physical) y["unit"] = x["unit"] = "micrometer";

@@ -1,5 +1,6 @@
 #include "io/zarr/zarr_sink.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "engine/error.hpp"
 #include "engine/json.hpp"
@@ -78,8 +80,46 @@ ZarrImageSpec image_spec(const SinkRequest& r) {
 }  // namespace
 
 bool is_zarr_store(const std::string& path) {
-  struct stat st {};
-  return ::lstat((path + "/.zgroup").c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  const auto is_file = [](const std::string& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  const auto is_dir = [](const std::string& p) {
+    struct stat st {};
+    return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  if (!is_file(path + "/.zgroup") || !is_file(path + "/.zattrs")) return false;
+  // An image's multiscales, not some other group's attributes; only the
+  // head is read (ours puts it first; a hostile .zattrs may be huge).
+  {
+    std::ifstream in(path + "/.zattrs");
+    std::string head(256 * 1024, '\0');
+    in.read(&head[0], static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.find("\"multiscales\"") == std::string::npos) return false;
+  }
+  DIR* d = ::opendir(path.c_str());
+  if (!d) return false;
+  bool ok = true;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    if (n == ".zgroup" || n == ".zattrs" || n == ".zmetadata") {
+      ok = ok && is_file(path + "/" + n);
+      continue;
+    }
+    ok = ok && n.find_first_not_of("0123456789") == std::string::npos && is_dir(path + "/" + n) &&
+         is_file(path + "/" + n + "/.zarray");
+  }
+  ::closedir(d);
+  return ok;
+}
+
+const FolderKind& zarr_store_kind() {
+  static const FolderKind kind{
+      "an OME-Zarr store of one image (.zgroup, .zattrs with multiscales and level arrays 0, 1, ... only)",
+      is_zarr_store};
+  return kind;
 }
 
 struct ZarrSink::Impl {
@@ -93,8 +133,7 @@ struct ZarrSink::Impl {
   tbb::enumerable_thread_specific<Worker> workers;
   std::atomic<uint64_t> bytes{0};
 
-  explicit Impl(const SinkRequest& r)
-      : spec(image_spec(r)), folder(r.path, FolderKind{"an OME-Zarr store (a folder with a .zgroup)", is_zarr_store}) {
+  explicit Impl(const SinkRequest& r) : spec(image_spec(r)), folder(r.path, zarr_store_kind()) {
     // Every chunk's folder now, so encode() only creates files.
     for (size_t l = 0; l < spec.levels.size(); ++l) {
       const std::string level = folder.temp_path() + "/" + std::to_string(l);

@@ -9,14 +9,21 @@
 // (write() has nothing left to do).
 #include <memory>
 
+#include "engine/output_folder.hpp"
 #include "engine/pyramid_sink.hpp"
 #include "io/open_sink.hpp"
 
 namespace tw {
 
-// What an existing OUT.zarr must be for a run to replace it: a folder with
-// a .zgroup (an earlier run's store, or another Zarr group).
+// What an existing OUT.zarr must be for a run to replace it: an earlier
+// OME-Zarr image store, as this sink writes it: .zgroup, a .zattrs with
+// multiscales, and level arrays "0", "1", ... (each a folder with a
+// .zarray), nothing else (.zmetadata aside, which consolidating tools add).
+// A user's folder that merely holds a .zgroup is not (deleting its other
+// files would lose them), as dzi_output.hpp's is_deep_zoom_files_folder.
 bool is_zarr_store(const std::string& path);
+// The FolderKind for OutputFolder and check_output_folder.
+const FolderKind& zarr_store_kind();
 
 class ZarrSink : public PyramidSink {
  public:

@@ -307,6 +307,23 @@ TEST(TiffSource, BadInput) {
   }
   EXPECT_THROW(TiffSource(tmp.file("float.tif")), UnsupportedFormat);
   expect_error(tmp.file("float.tif"), "floating-point");
+  // MinIsWhite float32: no white to invert from, so refused when opened
+  // (it was read as is: the image's negative).
+  {
+    TIFF* t = TIFFOpen(tmp.file("white_float.tif").c_str(), "w");
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 8);
+    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 8);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 32);
+    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISWHITE);
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 8);
+    std::vector<float> px(64, 0.25f);
+    TIFFWriteEncodedStrip(t, 0, px.data(), 256);
+    TIFFClose(t);
+  }
+  EXPECT_THROW(TiffSource(tmp.file("white_float.tif")), UnsupportedFormat);
+  expect_error(tmp.file("white_float.tif"), "white_float.tif: floating-point MinIsWhite images are not supported");
 }
 
 // Two directories that both call themselves "label" (found by

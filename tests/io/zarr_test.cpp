@@ -342,6 +342,61 @@ TEST_F(ZarrCli, ReplacesOnlyAnEarlierStore) {
   EXPECT_EQ(tmp_.list().size(), 4u) << "temporaries left";
 }
 
+// A folder that merely holds a .zgroup is not an earlier store: replacing
+// it would delete the user's files beside it. Only a store as this sink
+// writes it (.zgroup, .zattrs with multiscales, level arrays) is replaced,
+// as Deep Zoom replaces only an earlier OUT_files (dzi_test.cpp).
+TEST_F(ZarrCli, ReplacesNoFolderThatOnlyHoldsAZgroup) {
+  const auto group = [&](const std::string& name) {
+    const std::string dir = tmp_.file(name);
+    EXPECT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    std::ofstream(dir + "/.zgroup") << "{\"zarr_format\": 2}";
+    return dir;
+  };
+  // A user's group with notes; a group whose .zattrs is not an image's; an
+  // image store with a non-level folder; a level without a .zarray.
+  const std::string notes = group("notes.zarr");
+  std::ofstream(notes + "/notes.txt") << "keep";
+  const std::string other = group("other.zarr");
+  std::ofstream(other + "/.zattrs") << "{\"purpose\": \"my data\"}";
+  ASSERT_EQ(::mkdir((other + "/0").c_str(), 0755), 0);
+  std::ofstream(other + "/0/.zarray") << "{}";
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:100x100", tmp_.file("mixed.zarr")}).exit_code, 0);
+  ASSERT_EQ(::mkdir(tmp_.file("mixed.zarr/labels").c_str(), 0755), 0);
+  std::ofstream(tmp_.file("mixed.zarr/labels/.zgroup")) << "{}";
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:100x100", tmp_.file("bare.zarr")}).exit_code, 0);
+  ASSERT_EQ(::mkdir(tmp_.file("bare.zarr/7").c_str(), 0755), 0);
+  for (const std::string name : {"notes.zarr", "other.zarr", "mixed.zarr", "bare.zarr"}) {
+    for (const char* format : {"", "zarr"}) {
+      std::vector<std::string> args{"pyramid", "synthetic:64x64", tmp_.file(name)};
+      if (*format) args.insert(args.end(), {"--format", format});
+      auto before = tmp_.list();
+      const auto r = test::run_cli(args);
+      auto after = tmp_.list();
+      std::sort(before.begin(), before.end());
+      std::sort(after.begin(), after.end());
+      EXPECT_EQ(r.exit_code, 1) << name << ": " << r.err;
+      EXPECT_NE(r.err.find("is a folder that is not an OME-Zarr store"), std::string::npos) << name << ": " << r.err;
+      EXPECT_NE(r.err.find("refusing to replace it"), std::string::npos) << name << ": " << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+      EXPECT_EQ(after, before) << name << ": temporaries left";
+    }
+  }
+  EXPECT_EQ(slurp(notes + "/notes.txt"), "keep");
+  EXPECT_TRUE(exists(notes + "/.zgroup"));
+  EXPECT_EQ(slurp(other + "/.zattrs"), "{\"purpose\": \"my data\"}");
+  EXPECT_TRUE(exists(tmp_.file("mixed.zarr/labels/.zgroup")));
+  EXPECT_TRUE(exists(tmp_.file("mixed.zarr/0/.zarray")));
+  EXPECT_TRUE(exists(tmp_.file("bare.zarr/7")));
+  // A consolidated earlier store (.zmetadata) is still an earlier store.
+  const std::string ours = tmp_.file("ours.zarr");
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:300x200", ours}).exit_code, 0);
+  std::ofstream(ours + "/.zmetadata") << "{}";
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:100x50", ours}).exit_code, 0);
+  EXPECT_FALSE(exists(ours + "/.zmetadata")) << "the earlier store was not replaced whole";
+  EXPECT_FALSE(exists(ours + "/1")) << "the earlier store was not replaced whole";
+}
+
 TEST_F(ZarrCli, BadPathsAndCodecs) {
   const std::string in = tmp_.file("in.tif");
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:200x100", in, "--compression", "deflate"}).exit_code, 0);
@@ -367,9 +422,10 @@ TEST_F(ZarrCli, BadPathsAndCodecs) {
   EXPECT_EQ(slurp(in), before) << "the input changed";
   EXPECT_EQ(tmp_.list(), std::vector<std::string>{"in.tif"});
 
-  // A store holding the input: replacing it would delete the input.
+  // A store holding the input: replacing it would delete the input. (In a
+  // level's folder: beside .zgroup it would make the folder no store.)
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:100x100", tmp_.file("s.zarr")}).exit_code, 0);
-  const std::string inner = tmp_.file("s.zarr/in.tif");
+  const std::string inner = tmp_.file("s.zarr/0/in.tif");
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:64x64", inner, "--compression", "deflate"}).exit_code, 0);
   const auto r = test::run_cli({"pyramid", inner, tmp_.file("s.zarr")});
   EXPECT_EQ(r.exit_code, 1);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <tiffio.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "engine/cuda/device.hpp"
@@ -265,6 +266,85 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
     std::ifstream probe(out);
     EXPECT_FALSE(probe.good()) << c.name << ": output exists";
   }
+}
+
+// Checks a refused run: exit 1, one line saying `says`, nothing new in tmp.
+void expect_refused_cleanly(const test::TempDir& tmp, const std::vector<std::string>& args, const std::string& says) {
+  auto before = tmp.list();
+  const auto r = test::run_cli(args);
+  auto after = tmp.list();
+  std::sort(before.begin(), before.end());
+  std::sort(after.begin(), after.end());
+  const std::string what = args[0] + " " + args[args.size() > 2 ? 2 : 1];
+  EXPECT_EQ(r.exit_code, 1) << what << ": " << r.err;
+  EXPECT_EQ(r.err.rfind("tilewave: error: ", 0), 0u) << what << ": " << r.err;
+  EXPECT_EQ(count_in(r.err, "\n"), 1) << what << ": not one line: " << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << what << ": " << r.err;
+  EXPECT_EQ(after, before) << what << ": left files behind";
+}
+
+// MinIsWhite is inverted from its white (255, 65535); float32 has none, and
+// was once passed through as its own negative by every command. It is
+// refused where the file is opened, so every command says the same; 16-bit
+// MinIsWhite is inverted.
+TEST(PyramidCli, MinIsWhiteWithoutAWhiteIsRefusedEverywhere) {
+  if (!test::python_has("tifffile")) GTEST_SKIP() << "tifffile missing";
+  test::TempDir tmp;
+  const auto made = test::run({test::python(), "-c",
+                               "import sys, numpy as np, tifffile as tf\n"
+                               "a = np.linspace(0, 1, 100 * 100, dtype=np.float32).reshape(100, 100)\n"
+                               "tf.imwrite(sys.argv[1] + '/mwf.tif', a, photometric='miniswhite')\n"
+                               "b = (np.arange(100 * 100) * 7).astype(np.uint16).reshape(100, 100)\n"
+                               "tf.imwrite(sys.argv[1] + '/mw16.tif', b, photometric='miniswhite')\n"
+                               "np.save(sys.argv[1] + '/mw16.npy', 65535 - b)\n",
+                               tmp.path()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string in = tmp.file("mwf.tif");
+  const std::string says = "mwf.tif: floating-point MinIsWhite images are not supported";
+  expect_refused_cleanly(tmp, {"info", in}, says);
+  expect_refused_cleanly(tmp, {"pyramid", in, tmp.file("o.tif")}, says);
+  expect_refused_cleanly(tmp, {"pyramid", in, tmp.file("o.zarr")}, says);
+  expect_refused_cleanly(tmp, {"region", in, tmp.file("r.png"), "--rect", "0,0,10,10"}, says);
+  expect_refused_cleanly(tmp, {"thumbnail", in, tmp.file("t.png"), "--size", "16"}, says);
+  expect_refused_cleanly(tmp, {"filter", "gaussian", in, tmp.file("g.tif"), "--sigma", "1"}, says);
+  expect_refused_cleanly(tmp, {"run", in, tmp.file("p.tif"), "filter invert"}, says);
+  // 16 bits: inverted from 65535, as the lossless pyramid's level 0 shows.
+  const std::string out = tmp.file("o16.tif");
+  ASSERT_EQ(test::run_cli({"pyramid", tmp.file("mw16.tif"), out, "--compression", "deflate"}).exit_code, 0);
+  const auto r = test::run({test::python(), "-c",
+                            "import sys, numpy as np, tifffile as tf\n"
+                            "a = tf.imread(sys.argv[1], key=0)\n"
+                            "sys.exit(0 if np.array_equal(a, np.load(sys.argv[2])) else 'level 0 is not inverted')\n",
+                            out, tmp.file("mw16.npy")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A pyramid under a .png or .jpg name was a BigTIFF that image viewers
+// cannot open (region and thumbnail write real ones there): refused by every
+// command that writes a pyramid, whatever --format says.
+TEST(PyramidCli, FlatImageNamesAreRefusedForPyramids) {
+  test::TempDir tmp;
+  const std::string says = "a pyramid cannot be a PNG or JPEG file; name it .tif, .ome.tif, .dzi or .zarr";
+  for (const char* name : {"o.png", "o.jpg", "o.jpeg", "O.PNG"}) {
+    const std::string out = tmp.file(name);
+    expect_refused_cleanly(tmp, {"pyramid", "synthetic:100x100", out}, says);
+    expect_refused_cleanly(tmp, {"pyramid", "synthetic:100x100", out, "--format", "tiff"}, says);
+    expect_refused_cleanly(tmp, {"filter", "invert", "synthetic:100x100", out}, says);
+    expect_refused_cleanly(tmp, {"run", "synthetic:100x100", out, "filter invert"}, says);
+    expect_refused_cleanly(
+        tmp, {"run", "synthetic:100x100", tmp.file("k.tif"), "filter invert", "filter invert", "--keep", "1=" + out},
+        says);
+  }
+  EXPECT_TRUE(tmp.list().empty());
+  // The flat-image commands still write real PNG and JPEG files there.
+  ASSERT_EQ(test::run_cli({"region", "synthetic:100x100", tmp.file("r.png"), "--rect", "0,0,10,10"}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"thumbnail", "synthetic:100x100", tmp.file("t.jpg"), "--size", "20"}).exit_code, 0);
+  std::ifstream png(tmp.file("r.png"), std::ios::binary), jpg(tmp.file("t.jpg"), std::ios::binary);
+  std::string png_head(8, '\0'), jpg_head(3, '\0');
+  png.read(&png_head[0], 8);
+  jpg.read(&jpg_head[0], 3);
+  EXPECT_EQ(png_head, "\x89PNG\r\n\x1a\n");
+  EXPECT_EQ(jpg_head, "\xff\xd8\xff");
 }
 
 // An interrupted run leaves neither the output nor its temporary files.

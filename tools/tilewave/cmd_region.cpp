@@ -63,7 +63,7 @@ int cmd_region(int argc, char** argv) {
   std::optional<tbb::global_control> threads;
   if (common.threads > 0)
     threads.emplace(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(common.threads));
-  check_paths(pos[1], common, {pos[0]});
+  check_paths(pos[1], common, {pos[0]}, OutputKind::kFile);
   const SourcePtr src = open_source(pos[0], parse_reader(a.str("reader", "auto")));
   check_image_file_output(pos[1], src->info().fmt);
   reserve_input_memory(*src, common);

@@ -41,10 +41,11 @@ std::vector<OptionSpec> output_option_specs() {
   };
 }
 
-void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs) {
+void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs,
+                 OutputKind kind) {
   // An OME-Zarr store is a folder: it may replace only an earlier store.
-  if (layout_for(output) == Layout::kZarr)
-    check_output_folder(output, {"an OME-Zarr store (a folder with a .zgroup)", is_zarr_store}, inputs);
+  if (kind == OutputKind::kPyramid && layout_for(output) == Layout::kZarr)
+    check_output_folder(output, zarr_store_kind(), inputs);
   else
     check_output_path(output, inputs);
   if (common.report.empty()) return;

@@ -37,10 +37,16 @@ struct OutputResult {
   bool passthrough = false;
 };
 
+// What a command writes at OUTPUT: a pyramid in the layout its name picks
+// (io/open_sink.hpp layout_for: a .png or .jpg name is refused), or one
+// plain file (region's and thumbnail's PNG/JPEG, features' table).
+enum class OutputKind { kPyramid, kFile };
+
 // Refuses, before any work, an OUTPUT or --report path that would replace
-// something other than a regular file, or one of `inputs` (and a report
-// that is the output itself).
-void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs);
+// something other than a regular file (an OME-Zarr output: an earlier
+// store), or one of `inputs` (and a report that is the output itself).
+void check_paths(const std::string& output, const CommonOptions& common, const std::vector<std::string>& inputs,
+                 OutputKind kind = OutputKind::kPyramid);
 
 // The run's context (backend, threads, budgets, tile) from the options.
 ExecContext context_of(const CommonOptions& c);

@@ -1,6 +1,7 @@
 #pragma once
 // The library's three kinds of failure (STYLE.md §3): the user's input, a CUDA
 // call, or a broken internal invariant. Each message is one line.
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +11,15 @@ namespace tw {
 class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// A memory budget too small for the work: what it needs and what it had,
+// so that a caller that gave the work only part of the user's --memory can
+// say how much more to give, in the user's terms.
+class BudgetTooSmall : public InputError {
+ public:
+  BudgetTooSmall(const std::string& what, size_t needed, size_t had) : InputError(what), needed(needed), had(had) {}
+  size_t needed, had;
 };
 
 // A CUDA runtime call failed: call text, file:line and CUDA's message.

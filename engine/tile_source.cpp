@@ -67,10 +67,11 @@ size_t reserve_decode_memory(const TileSource& src, size_t memory, int threads) 
   const size_t quarter = memory / 4;
   if (unit > quarter) {
     const LevelInfo& li = src.level(at);
-    throw InputError(src.info().path + ": level " + std::to_string(at) + " is stored in units of " +
-                     std::to_string(li.tile_w) + "x" + std::to_string(li.tile_h) + " pixels that take " +
-                     format_bytes(unit) + " each to decode, more than a quarter of --memory " + format_bytes(memory) +
-                     " (give --memory " + format_bytes(unit * 4) + " or more)");
+    throw BudgetTooSmall(src.info().path + ": level " + std::to_string(at) + " is stored in units of " +
+                             std::to_string(li.tile_w) + "x" + std::to_string(li.tile_h) + " pixels that take " +
+                             format_bytes(unit) + " each to decode, more than a quarter of --memory " +
+                             format_bytes(memory) + " (give --memory " + format_bytes(unit * 4) + " or more)",
+                         unit * 4, memory);
   }
   const size_t share = std::min(quarter, unit * static_cast<size_t>(std::max(threads, 1)));
   src.set_decode_budget(share);

@@ -102,9 +102,11 @@ Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, 
   if (cuda && b.device > gpu_memory)
     throw InputError("--gpu-memory " + format_bytes(gpu_memory) + " is too small for " + std::to_string(T) +
                      "-pixel tiles: this pyramid needs at least " + format_bytes(b.device) + " of device memory");
-  throw InputError("--memory " + format_bytes(memory) + " is too small for " + std::to_string(T) +
-                   "-pixel tiles: this pyramid needs at least " + format_bytes(b.cascade + b.fixed + b.per_token) +
-                   " (use a larger --memory or a smaller --tile)");
+  const size_t needed = b.cascade + b.fixed + b.per_token;
+  throw BudgetTooSmall("--memory " + format_bytes(memory) + " is too small for " + std::to_string(T) +
+                           "-pixel tiles: this pyramid needs at least " + format_bytes(needed) +
+                           " (use a larger --memory or a smaller --tile)",
+                       needed, memory);
 }
 
 int64_t tiles_in(const Sizes& sizes, int64_t T, size_t from) {

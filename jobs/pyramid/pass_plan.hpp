@@ -5,9 +5,11 @@
 // many bands each pass keeps in flight.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/error.hpp"
 #include "engine/pixel.hpp"
 #include "jobs/pyramid/cascade.hpp"
 
@@ -39,7 +41,8 @@ struct Plan {
 };
 
 // Budgets: host memory, and device memory when gpu_memory > 0. ratio: the
-// sink's compressed size of a tile relative to its raw size.
+// sink's compressed size of a tile relative to its raw size. BudgetTooSmall
+// where `memory` holds no band.
 Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, size_t gpu_memory, int threads,
                  double ratio);
 

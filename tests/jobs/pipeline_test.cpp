@@ -194,7 +194,10 @@ TEST(PipelineFile, EditorsLineEndsAndByteOrderMarkBinaryAndOverlongLinesRefused)
   const Words want = {"filter gray", "edt"};
   EXPECT_EQ(read_pipeline_file(write("crlf.txt", "filter gray\r\n\r\nedt\r\n")), want);
   EXPECT_EQ(read_pipeline_file(write("cr.txt", "filter gray\redt\r")), want) << "old Mac line ends";
-  EXPECT_EQ(read_pipeline_file(write("bom.txt", "\xEF\xBB\xBF" "filter gray\nedt")), want);
+  EXPECT_EQ(read_pipeline_file(write("bom.txt",
+                                     "\xEF\xBB\xBF"
+                                     "filter gray\nedt")),
+            want);
   try {
     read_pipeline_file(write("bin.txt", std::string("II*\0\x08\0\0\0", 8) + "filter gray"));
     ADD_FAILURE() << "binary data taken";
@@ -283,7 +286,9 @@ TEST(Plan, ReadsThatMultiplyWithinAPassAreStored) {
   std::vector<int> computes(plan.steps.size(), 0);
   computes.back() = 1;
   for (size_t j = plan.steps.size(); j-- > 0;) {
-    if (!plan.steps[j].barrier) EXPECT_LE(computes[j], 2) << "step " << j + 1 << ": " << plan.describe();
+    if (!plan.steps[j].barrier) {
+      EXPECT_LE(computes[j], 2) << "step " << j + 1 << ": " << plan.describe();
+    }
     const int times = plan.steps[j].barrier ? 1 : computes[j];
     for (int s : plan.steps[j].reads)
       if (s >= 1) computes[static_cast<size_t>(s - 1)] += times;

@@ -358,6 +358,28 @@ TEST_F(PipelineCli, TwentyStepsEachReadingTheLastTwiceRunInLinearTime) {
   EXPECT_EQ(bytes_diff(level0(f("out.tif")), level0(f("gray.tif"))), "");
 }
 
+// The writer gets what the steps' stores leave of --memory: when that is too
+// little, the message speaks of the --memory the user gave (not of the
+// remainder as if it were it) and says what to give; what it says works.
+TEST_F(PipelineCli, AWriterShortOfMemorySaysWhatToGive) {
+  Image mask = test::random_image({SampleType::kU8, 1}, 257, 257, 5);
+  for (int64_t y = 0; y < 257; ++y)
+    for (int64_t x = 0; x < 257; ++x) *mask.ptr<uint8_t>(x, y) = *mask.ptr<uint8_t>(x, y) > 127 ? 255 : 0;
+  test::write_tiff(f("mask.tif"), mask.view(), test::TiffSpec{});
+  const auto r = cli({"label", f("mask.tif"), f("labels.tif"), "--memory", "4M"});
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("--memory 4.0 MiB leaves "), std::string::npos) << r.err;
+  const size_t at = r.err.find("give --memory ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_FALSE(test::path_exists(f("labels.tif")));
+  std::string give = r.err.substr(at + 14);
+  give = give.substr(0, give.find(" or more"));                        // "5.0 MiB"
+  give.erase(std::remove(give.begin(), give.end(), ' '), give.end());  // "5.0MiB"
+  const auto again = cli({"label", f("mask.tif"), f("labels.tif"), "--memory", give});
+  EXPECT_EQ(again.exit_code, 0) << give << ": " << again.err;
+}
+
 TEST_F(PipelineCli, OneProgressLine) {
   const Args run = {"run",        slide, f("o.tif"), "filter gray", "filter threshold --otsu",
                     "fill-holes", "edt", "--tile",   "64"};

@@ -299,6 +299,33 @@ TEST(ServeCli, GeoJsonOverTheMemoryBudgetIsRefused) {
   EXPECT_EQ(s.stop(SIGTERM, 10), 0);
 }
 
+// Many slides share a quarter of --memory for their readers: a share too
+// small for a stored tile is refused at start in terms of the --memory the
+// user gave (not of the share), and the --memory it names serves them.
+TEST(ServeCli, ManySlidesOverTheReadersShareAreRefusedNamingTheMemoryToGive) {
+  test::TempDir tmp;
+  test::write_tiff(tmp.file("s.tif"), test::pattern_image(kRgb8, 600, 600, 3).view(), test::TiffSpec{});
+  std::vector<std::string> args = {"serve"};
+  for (int i = 0; i < 8; ++i) args.push_back(tmp.file("s.tif"));
+  test::RunOptions limit;
+  limit.terminate_after = 20;
+  std::vector<std::string> small = args;
+  small.insert(small.end(), {"--memory", "16M", "--port", "0"});
+  const auto r = test::run_cli(small, limit);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("a quarter of --memory 16.0 MiB shared"), std::string::npos) << r.err;
+  const size_t p = r.err.find("give --memory ");
+  ASSERT_NE(p, std::string::npos) << r.err;
+  const int64_t need = std::atoll(r.err.c_str() + p + 14);
+  EXPECT_GT(need, 16) << r.err;
+  std::vector<std::string> enough(args.begin() + 1, args.end());
+  enough.insert(enough.end(), {"--memory", std::to_string(need) + "M", "--port", "0"});
+  Server s(enough);
+  ASSERT_GT(s.port(), 0) << "with the --memory the error asked for: " << s.first_line();
+  EXPECT_EQ(s.stop(SIGTERM, 10), 0);
+}
+
 TEST(ServeCli, BadGeoJsonIsAOneLineErrorAtStart) {
   test::TempDir tmp;
   test::RunOptions limit;

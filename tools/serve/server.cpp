@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/error.hpp"
+#include "engine/memory.hpp"
 #include "io/open_source.hpp"
 #include "tools/serve/pages.hpp"
 #include "tools/serve/routes.hpp"
@@ -149,7 +151,19 @@ TileServer::TileServer(const std::vector<std::string>& specs, const std::vector<
   for (const std::vector<SourcePtr>* list : {&sources, &labels})
     for (const SourcePtr& src : *list) {
       if (!src) continue;
-      const size_t decode = reserve_decode_memory(*src, per_reader, o.threads);
+      size_t decode = 0;
+      try {
+        decode = reserve_decode_memory(*src, per_reader, o.threads);
+      } catch (const BudgetTooSmall& e) {
+        // Its message speaks of the reader's share as if it were --memory.
+        const size_t mib = size_t{1} << 20;
+        const size_t give = (o.memory / per_reader * e.needed + mib - 1) / mib * mib;
+        throw InputError(src->info().path + " needs " + format_bytes(e.needed / 4) +
+                         " to decode one stored tile, but each of the " + std::to_string(readers) +
+                         " slides and overlays served reads within " + format_bytes(per_reader) +
+                         " (a quarter of --memory " + format_bytes(o.memory) + " shared): give --memory " +
+                         format_bytes(give) + " or more");
+      }
       src->set_read_cache(per_reader > decode ? per_reader - decode : 0);
     }
   for (size_t i = 0; i < specs.size(); ++i) {

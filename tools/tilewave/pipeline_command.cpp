@@ -6,10 +6,12 @@
 #include <optional>
 
 #include "engine/json.hpp"
+#include "engine/memory.hpp"
 #include "engine/output_file.hpp"
 #include "engine/progress.hpp"
 #include "io/open_source.hpp"
 #include "jobs/pipeline/executor.hpp"
+#include "jobs/pyramid/pass_plan.hpp"
 #include "tools/tilewave/output.hpp"
 
 namespace tw::cli {
@@ -92,6 +94,22 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
 
   CommonOptions out_common = common;
   out_common.memory = ctx.memory;  // what the steps and the inputs' readers left
+  // A writer short of memory says so in the user's terms: what --memory
+  // left it after the steps' stores, and a --memory that would do (the
+  // steps take shares of it, so it scales the whole).
+  auto write = [&](const OutputRequest& req) {
+    try {
+      return write_output(req, a, out_common);
+    } catch (const BudgetTooSmall& e) {
+      if (out_common.memory >= common.memory || e.had == 0) throw;
+      const double scale = static_cast<double>(e.needed) / static_cast<double>(e.had);
+      const size_t mib = size_t{1} << 20;
+      const size_t give = (static_cast<size_t>(static_cast<double>(common.memory) * scale) + mib - 1) / mib * mib;
+      throw InputError("--memory " + format_bytes(common.memory) + " leaves " + format_bytes(e.had) + " for writing " +
+                       req.output + " after the steps' stores, and it needs at least " + format_bytes(e.needed) +
+                       ": give --memory " + format_bytes(give) + " or more (or a smaller --tile)");
+    }
+  };
   const int last = static_cast<int>(plan.steps.size()) - 1;
   nlohmann::json kept_files = nlohmann::json::array();
   for (const auto& [slot, path] : keep_slots) {
@@ -100,7 +118,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
     req.src = run.slots[static_cast<size_t>(slot)].get();
     req.description = description_of(c.pipeline, run, step, false);
     req.progress_label = "writing " + path;
-    const OutputResult out = write_output(req, a, out_common);
+    const OutputResult out = write(req);
     Progress::end_line();
     print_written(req, out, "kept from " + c.pipeline.steps[static_cast<size_t>(step)].label());
     kept_files.push_back({{"step", step + 1}, {"path", path}, {"bytes", out.bytes}});
@@ -110,7 +128,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   req.description = description_of(c.pipeline, run, last, c.single_op);
   if (!c.single_op) req.progress_label = "writing " + c.output;
   const double open_s = since(c.start);
-  const OutputResult out = write_output(req, a, out_common);
+  const OutputResult out = write(req);
   Progress::end_line();
   std::string summary = run.results.back().summary;
   if (!c.single_op) summary = std::to_string(plan.steps.size()) + " steps (" + plan.describe() + ")";

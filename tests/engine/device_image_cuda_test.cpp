@@ -3,7 +3,7 @@
 // where it lies and computes into another with no byte through the host,
 // bit-equal to the CPU; whole-image ops and host readers get the pixels
 // copied down, also equal; rows may lie further apart than their length.
-#include <cuda_runtime.h>
+// Uses only the engine's API (no CUDA header): it builds in every build.
 #include <gtest/gtest.h>
 
 #include "engine/byte_counters.hpp"
@@ -22,7 +22,15 @@ struct DeviceCopy {
   DeviceImage image;
 };
 
-// img in device memory, rows `extra` bytes further apart than their length.
+Image copy_of(const Image& img) {
+  Image c(img.fmt(), img.rect());
+  copy_overlap(img.view(), c.view());
+  return c;
+}
+
+// img in device memory, rows `extra` bytes further apart than their length
+// (copied up by the engine's own host path, so that this test needs no CUDA
+// header and builds everywhere; it skips without a GPU).
 DeviceCopy upload(const Image& img, size_t extra) {
   DeviceCopy d;
   d.image.fmt = img.fmt();
@@ -30,18 +38,13 @@ DeviceCopy upload(const Image& img, size_t extra) {
   d.image.pitch = static_cast<size_t>(img.rect().w) * img.fmt().bytes_per_pixel() + extra;
   d.memory = allocate_device_bytes(0, d.image.pitch * static_cast<size_t>(d.image.height));
   d.image.data = d.memory.get();
-  EXPECT_EQ(cudaMemcpy2D(d.image.data, d.image.pitch, img.data(), img.stride(), img.view().row_length_bytes(),
-                         static_cast<size_t>(img.rect().h), cudaMemcpyHostToDevice),
-            cudaSuccess);
+  EXPECT_FALSE(compute_into_device(MemorySource(copy_of(img)), d.image)) << "a host source goes up through the host";
   return d;
 }
 
 Image download(const DeviceImage& d) {
-  Image out(d.fmt, Rect(0, 0, d.width, d.height));
-  EXPECT_EQ(cudaMemcpy2D(out.data(), out.stride(), d.data, d.pitch, out.view().row_length_bytes(),
-                         static_cast<size_t>(d.height), cudaMemcpyDeviceToHost),
-            cudaSuccess);
-  return out;
+  const SourcePtr s = make_device_image_source(d, nullptr, "device");
+  return s->read(0, s->level(0).bounds());
 }
 
 SourcePtr run_op(const std::string& name, SourcePtr in, const std::vector<std::pair<std::string, std::string>>& params,
@@ -61,12 +64,6 @@ SourcePtr chain(SourcePtr in, Backend b) {
   SourcePtr g = run_op("gaussian", std::move(in), {{"sigma", "2"}}, b);
   SourcePtr e = run_op("erode", std::move(g), {{"radius", "2"}}, b);
   return run_op("invert", std::move(e), {}, b);
-}
-
-Image copy_of(const Image& img) {
-  Image c(img.fmt(), img.rect());
-  copy_overlap(img.view(), c.view());
-  return c;
 }
 
 Image read_all(const TileSource& s) {

@@ -234,6 +234,21 @@ TEST(TiffSource, RawTilesPassThrough) {
   EXPECT_EQ(test::diff_images(dec.view(), src.read(0, Rect(192, 64, 8, 36)).view()), "");
 }
 
+// An 8 x 8 one-strip floating-point TIFF of `bits` (32 or 64) per sample.
+void write_float_strip(const std::string& path, int bits, uint16_t photometric) {
+  TIFF* t = TIFFOpen(path.c_str(), "w");
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 8);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, 8);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, bits);
+  TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, photometric);
+  TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 8);
+  std::vector<uint8_t> px(static_cast<size_t>(64 * bits / 8), 0);
+  TIFFWriteEncodedStrip(t, 0, px.data(), static_cast<tmsize_t>(px.size()));
+  TIFFClose(t);
+}
+
 TEST(TiffSource, BadInput) {
   test::TempDir tmp;
   auto expect_error = [](const std::string& path, const std::string& fragment) {
@@ -292,36 +307,12 @@ TEST(TiffSource, BadInput) {
   }
   expect_error(tmp.file("jpeg.tif"), "corrupt JPEG");
   // 64-bit floating-point samples are not read: a clear UnsupportedFormat.
-  {
-    TIFF* t = TIFFOpen(tmp.file("float.tif").c_str(), "w");
-    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 8);
-    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 8);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 64);
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
-    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
-    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 8);
-    std::vector<double> px(64, 0.5);
-    TIFFWriteEncodedStrip(t, 0, px.data(), 512);
-    TIFFClose(t);
-  }
+  write_float_strip(tmp.file("float.tif"), 64, PHOTOMETRIC_MINISBLACK);
   EXPECT_THROW(TiffSource(tmp.file("float.tif")), UnsupportedFormat);
   expect_error(tmp.file("float.tif"), "floating-point");
   // MinIsWhite float32: no white to invert from, so refused when opened
   // (it was read as is: the image's negative).
-  {
-    TIFF* t = TIFFOpen(tmp.file("white_float.tif").c_str(), "w");
-    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 8);
-    TIFFSetField(t, TIFFTAG_IMAGELENGTH, 8);
-    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 32);
-    TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
-    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
-    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISWHITE);
-    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, 8);
-    std::vector<float> px(64, 0.25f);
-    TIFFWriteEncodedStrip(t, 0, px.data(), 256);
-    TIFFClose(t);
-  }
+  write_float_strip(tmp.file("white_float.tif"), 32, PHOTOMETRIC_MINISWHITE);
   EXPECT_THROW(TiffSource(tmp.file("white_float.tif")), UnsupportedFormat);
   expect_error(tmp.file("white_float.tif"), "white_float.tif: floating-point MinIsWhite images are not supported");
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "tools/python/arrays.hpp"
+#include "tools/python/gil.hpp"
 
 namespace py = pybind11;
 
@@ -38,7 +39,7 @@ ArraySource::ArraySource(py::array a, const std::string& name) {
   data_ = static_cast<const uint8_t*>(a.data());
   row_stride_ = h > 1 ? static_cast<size_t>(a.strides(0)) : static_cast<size_t>(w) * fmt.bytes_per_pixel();
   owner_ = std::shared_ptr<void>(a.release().ptr(), [](void* p) {
-    py::gil_scoped_acquire gil;
+    AcquireGil gil;
     Py_DECREF(static_cast<PyObject*>(p));
   });
   info_.path = name;

@@ -1,12 +1,16 @@
 #include "tools/python/common_options.hpp"
 
 #include "engine/memory.hpp"
+#include "tools/python/errors.hpp"
 
 namespace tw::python {
 
 std::vector<std::string> option_words(const Options& opts) {
   std::vector<std::string> w;
-  for (const auto& [name, value] : opts) w.push_back(value.empty() ? "--" + name : "--" + name + "=" + value);
+  for (const auto& [name, value] : opts) {
+    require_text(value, name);
+    w.push_back(value.empty() ? "--" + name : "--" + name + "=" + value);
+  }
   return w;
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/cuda/device_image.hpp"
 #include "tools/python/arrays.hpp"
+#include "tools/python/gil.hpp"
 
 namespace py = pybind11;
 
@@ -35,17 +36,20 @@ struct Exported {
 };
 
 void delete_exported(DLManagedTensor* t) {
-  py::gil_scoped_acquire gil;  // the consumer may call this from any thread
+  AcquireGil gil;  // the consumer may call this from any thread
   delete static_cast<Exported*>(t->manager_ctx);
 }
 
 // Checks that the pixels lie as the engine reads them (each pixel's
 // channels together, pixels of a row together, rows in order) and returns
 // the row pitch. Strides in bytes; empty for C-contiguous.
-size_t row_pitch(const std::vector<int64_t>& strides, int64_t h, int64_t w, int64_t c, size_t item,
+size_t row_pitch(const std::vector<int64_t>& strides, size_t ndim, int64_t h, int64_t w, int64_t c, size_t item,
                  const std::string& name) {
   const size_t bpp = item * static_cast<size_t>(c);
   if (strides.empty()) return static_cast<size_t>(w) * bpp;
+  if (strides.size() != ndim)
+    throw py::value_error(name + " gives " + std::to_string(strides.size()) + " strides for " + std::to_string(ndim) +
+                          " dimensions");
   const bool channels_ok = c == 1 || strides[2] == static_cast<int64_t>(item);
   const bool pixels_ok = w == 1 || strides[1] == static_cast<int64_t>(bpp);
   const bool rows_ok = h == 1 || strides[0] >= static_cast<int64_t>(static_cast<size_t>(w) * bpp);
@@ -68,14 +72,14 @@ DeviceInput make_input(const std::string& name, const void* data, const std::vec
   DeviceImage img;
   img.fmt = PixelFormat{type, static_cast<int>(c)};
   img.width = w, img.height = h;
-  img.pitch = row_pitch(strides, h, w, c, static_cast<size_t>(dt.itemsize()), name);
+  img.pitch = row_pitch(strides, shape.size(), h, w, c, static_cast<size_t>(dt.itemsize()), name);
   img.data = static_cast<uint8_t*>(const_cast<void*>(data));
   img.device = device_of_pointer(data);
   if (img.device < 0) throw py::value_error(name + " says it is a GPU array, but its memory is not on a CUDA device");
   {
     // What the array's producer queued on its own streams must be done
     // before the engine's streams read it.
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     synchronize_device(img.device);
   }
   return {make_device_image_source(img, std::move(owner), name), img.device};
@@ -83,22 +87,34 @@ DeviceInput make_input(const std::string& name, const void* data, const std::vec
 
 std::shared_ptr<void> hold(py::object obj) {
   return std::shared_ptr<void>(obj.release().ptr(), [](void* p) {
-    py::gil_scoped_acquire gil;
+    AcquireGil gil;
     Py_DECREF(static_cast<PyObject*>(p));
   });
 }
 
 DeviceInput from_cuda_array_interface(const py::object& obj, const std::string& name) {
-  const py::dict cai = obj.attr("__cuda_array_interface__");
-  if (cai.contains("mask") && !cai["mask"].is_none())
-    throw py::value_error(name + " is a masked GPU array; tilewave takes plain ones");
+  // The interface is the producer's dict: any key missing or of the wrong
+  // type is the producer's error, said as a ValueError naming it.
   std::vector<int64_t> shape, strides;
-  for (auto d : cai["shape"].cast<py::tuple>()) shape.push_back(d.cast<int64_t>());
-  if (cai.contains("strides") && !cai["strides"].is_none())
-    for (auto s : cai["strides"].cast<py::tuple>()) strides.push_back(s.cast<int64_t>());
-  const auto data = cai["data"].cast<py::tuple>();
-  const auto ptr = static_cast<uintptr_t>(data[0].cast<size_t>());
-  const py::dtype dt(cai["typestr"].cast<std::string>());
+  uintptr_t ptr = 0;
+  py::dtype dt;
+  try {
+    const py::dict cai = obj.attr("__cuda_array_interface__");
+    if (cai.contains("mask") && !cai["mask"].is_none())
+      throw py::value_error(name + " is a masked GPU array; tilewave takes plain ones");
+    for (auto d : cai["shape"].cast<py::tuple>()) shape.push_back(d.cast<int64_t>());
+    if (cai.contains("strides") && !cai["strides"].is_none())
+      for (auto s : cai["strides"].cast<py::tuple>()) strides.push_back(s.cast<int64_t>());
+    ptr = static_cast<uintptr_t>(cai["data"].cast<py::tuple>()[0].cast<size_t>());
+    dt = py::dtype(cai["typestr"].cast<std::string>());
+  } catch (const py::cast_error&) {
+    throw py::value_error(name +
+                          ": its __cuda_array_interface__ is malformed (shape and strides must be tuples of "
+                          "integers, data a tuple (pointer, read-only), typestr a string)");
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_ValueError)) throw;
+    throw py::value_error(name + ": its __cuda_array_interface__ is malformed (" + e.what() + ")");
+  }
   return make_input(name, reinterpret_cast<const void*>(ptr), shape, strides, dt, hold(obj));
 }
 
@@ -118,7 +134,7 @@ DeviceInput from_dlpack(const py::object& obj, const std::string& name) {
   // own destructor leaves the tensor alone, and calls the deleter when done.
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");
   std::shared_ptr<void> owner(managed, [](void* p) {
-    py::gil_scoped_acquire gil;
+    AcquireGil gil;
     auto* m = static_cast<DLManagedTensor*>(p);
     if (m->deleter) m->deleter(m);
   });
@@ -175,10 +191,12 @@ py::capsule to_dlpack(py::object self) {
 }  // namespace
 
 bool is_device_array(const py::handle& obj) {
+  // The same test as tilewave/ops.py's _on_gpu: what it passed on as a GPU
+  // array is read as one here.
   if (py::hasattr(obj, "__cuda_array_interface__")) return true;
   if (!py::hasattr(obj, "__dlpack_device__")) return false;
-  const int type = obj.attr("__dlpack_device__")().cast<py::tuple>()[0].cast<int>();
-  return type == kDLCUDA || type == kDLCUDAManaged;
+  const py::object type = obj.attr("__dlpack_device__")()[py::int_(0)];
+  return type.equal(py::int_(int{kDLCUDA})) || type.equal(py::int_(int{kDLCUDAManaged}));
 }
 
 DeviceInput device_array_source(const py::object& obj, const std::string& name) {
@@ -196,7 +214,7 @@ py::object compute_device_array(const TileSource& src, int device, bool squeeze)
   a.memory = allocate_device_bytes(device, a.image.pitch * static_cast<size_t>(a.image.height));
   a.image.data = a.memory.get();
   compute_into_device(src, a.image);
-  py::gil_scoped_acquire gil;
+  AcquireGil gil;
   return py::cast(std::move(a));
 }
 
@@ -218,7 +236,7 @@ void bind_device_arrays(py::module_& m) {
              ImageView v = view_of(out, a.image.fmt);
              const SourcePtr src = make_device_image_source(a.image, a.memory, "array");
              {
-               py::gil_scoped_release nogil;
+               ReleaseGil nogil;
                src->read(0, v);
              }
              return out;

@@ -25,7 +25,12 @@ struct OpenError : std::runtime_error {
 
 }  // namespace
 
+void require_text(const std::string& s, const std::string& what) {
+  if (s.find('\0') != std::string::npos) throw pybind11::value_error(what + ": embedded null byte");
+}
+
 SourcePtr open_for_python(const std::string& spec) {
+  require_text(spec, "path");
   try {
     return open_source(spec);
   } catch (const ParamError&) {

@@ -14,6 +14,11 @@ namespace tw::python {
 // FileNotFoundError rather than ValueError.
 SourcePtr open_for_python(const std::string& spec);
 
+// ValueError naming `what` for text with a NUL byte: C++ would read it only
+// up to the NUL (a path "a.tif\0junk" would open a.tif), where Python's own
+// open() refuses it.
+void require_text(const std::string& s, const std::string& what);
+
 // The engine's warnings (engine/warnings.hpp) since the last call, as Python
 // UserWarnings (the GIL held).
 void warn_in_python();

@@ -17,6 +17,7 @@
 #include "tools/python/bindings.hpp"
 #include "tools/python/common_options.hpp"
 #include "tools/python/errors.hpp"
+#include "tools/python/gil.hpp"
 #include "tools/python/job_thread.hpp"
 #include "tools/tilewave/commands.hpp"
 
@@ -55,8 +56,9 @@ class TempFolder {
 // FileNotFoundError (the CLI's message) rather than the command's ValueError.
 py::object run_command(const std::string& command, const std::vector<std::string>& positional, Options options,
                        const py::object& progress, const std::vector<std::string>& inputs) {
+  for (const auto& p : positional) require_text(p, command);
   {
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     for (const auto& in : inputs) open_for_python(in);
   }
   std::string report;

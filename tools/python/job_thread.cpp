@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/progress.hpp"
+#include "tools/python/gil.hpp"
 
 namespace py = pybind11;
 
@@ -45,7 +46,7 @@ void run_job(const std::function<void()>& job, const py::object& progress) {
   if (t_in_callback) throw py::value_error("a whole-slide job cannot be started from another job's progress callback");
   std::unique_lock<std::mutex> one;
   {
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     one = std::unique_lock<std::mutex>(g_one_job);
   }
   JobState st;
@@ -62,7 +63,7 @@ void run_job(const std::function<void()>& job, const py::object& progress) {
       st.last_label = label;
       st.last_call = now;
     }
-    py::gil_scoped_acquire gil;
+    AcquireGil gil;
     t_in_callback = true;
     struct Reset {
       ~Reset() { t_in_callback = false; }
@@ -91,7 +92,7 @@ void run_job(const std::function<void()>& job, const py::object& progress) {
   for (;;) {
     bool finished;
     {
-      py::gil_scoped_release nogil;
+      ReleaseGil nogil;
       std::unique_lock<std::mutex> l(st.mu);
       finished = st.cv.wait_for(l, std::chrono::milliseconds(50), [&] { return st.finished; });
     }
@@ -102,7 +103,7 @@ void run_job(const std::function<void()>& job, const py::object& progress) {
     }
   }
   {
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     worker.join();
   }
   if (st.py_error) {

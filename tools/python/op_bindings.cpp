@@ -27,6 +27,7 @@
 #include "tools/python/common_options.hpp"
 #include "tools/python/device_arrays.hpp"
 #include "tools/python/errors.hpp"
+#include "tools/python/gil.hpp"
 #include "tools/tilewave/output.hpp"
 
 namespace py = pybind11;
@@ -126,7 +127,10 @@ py::object run_op(const std::string& name, const std::vector<py::object>& images
   const OpDef* op = op_registry().find(name);
   if (!op) throw py::value_error("unknown op '" + name + "'");
   OpParams p = op->params_for();
-  for (const auto& [k, v] : params) p.set(k, v);
+  for (const auto& [k, v] : params) {
+    require_text(v, python_name(k));
+    p.set(k, v);
+  }
   // Arrays in GPU memory are read where they lie; the result then goes back
   // to the first one's GPU, and the op runs there unless told otherwise.
   std::vector<SourcePtr> inputs;
@@ -138,7 +142,12 @@ py::object run_op(const std::string& name, const std::vector<py::object>& images
       inputs.push_back(std::move(d.source));
       if (result_device < 0) result_device = d.device;
     } else {
-      inputs.push_back(std::make_shared<ArraySource>(py::array::ensure(images[k]), what));
+      // np.asarray, so that an object whose own __array__ fails raises its
+      // error (pybind11's array::ensure would give a null array).
+      py::array a = py::isinstance<py::array>(images[k])
+                        ? py::reinterpret_borrow<py::array>(images[k])
+                        : py::module_::import("numpy").attr("asarray")(images[k]).cast<py::array>();
+      inputs.push_back(std::make_shared<ArraySource>(std::move(a), what));
     }
   }
   Options opts = options;
@@ -159,7 +168,7 @@ py::object run_op(const std::string& name, const std::vector<py::object>& images
   OpResult res;
   const auto t0 = std::chrono::steady_clock::now();
   {
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     in_arena([&] { res = run_registered_op(*op, inputs, p, ctx); });
   }
   double engine_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -168,7 +177,7 @@ py::object run_op(const std::string& name, const std::vector<py::object>& images
   if (result_device >= 0) {
     py::object out;
     {
-      py::gil_scoped_release nogil;
+      ReleaseGil nogil;
       const auto t1 = std::chrono::steady_clock::now();
       in_arena([&] { out = compute_device_array(*res.image, result_device, squeeze); });
       engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
@@ -183,7 +192,7 @@ py::object run_op(const std::string& name, const std::vector<py::object>& images
   py::array out = new_image_array(fmt, l0.width, l0.height, squeeze);
   ImageView v = view_of(out, fmt);
   {
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     const auto t1 = std::chrono::steady_clock::now();
     in_arena([&] { read_all(*res.image, v, std::max<int64_t>(ctx.tile, 64)); });
     engine_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();

@@ -4,15 +4,18 @@
 // slide's own pixel type instead of PIL RGBA images.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <mutex>
 
+#include "engine/memory.hpp"
 #include "tools/python/arrays.hpp"
 #include "tools/python/bindings.hpp"
 #include "tools/python/errors.hpp"
+#include "tools/python/gil.hpp"
 
 namespace py = pybind11;
 
@@ -84,6 +87,19 @@ py::array read_region(const Slide& slide, std::pair<int64_t, int64_t> loc, int l
   const double ly = std::floor(static_cast<double>(loc.second) / ds);
   if (std::fabs(lx) > 1e15 || std::fabs(ly) > 1e15) throw py::value_error("read_region: location out of range");
   const PixelFormat fmt = src->info().fmt;
+  // Linux lends memory it does not have and kills the process when the
+  // region is filled: a region larger than the machine's memory is a
+  // MemoryError before anything is allocated.
+  const double bytes = static_cast<double>(w) * static_cast<double>(h) * static_cast<double>(fmt.bytes_per_pixel());
+  const double physical = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (physical > 0 && bytes > physical) {
+    PyErr_SetString(PyExc_MemoryError,
+                    ("read_region: " + std::to_string(w) + " x " + std::to_string(h) + " pixels take " +
+                     format_bytes(static_cast<size_t>(bytes)) + ", more than this machine's memory (" +
+                     format_bytes(static_cast<size_t>(physical)) + ")")
+                        .c_str());
+    throw py::error_already_set();
+  }
   py::array out = new_image_array(fmt, w, h, false);
   const Rect want(static_cast<int64_t>(lx), static_cast<int64_t>(ly), w, h);
   const Rect inside = want.intersect(li.bounds());
@@ -91,7 +107,7 @@ py::array read_region(const Slide& slide, std::pair<int64_t, int64_t> loc, int l
   ImageView v = view_of(out, fmt);
   v.rect = want;
   {
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     if (inside.empty() || inside != want) std::memset(v.data, 0, v.stride * static_cast<size_t>(h));
     if (!inside.empty()) src->read(level, v.sub(inside));
   }
@@ -113,7 +129,7 @@ py::array read_associated(const Slide& slide, const std::string& name) {
   if (!known) throw py::key_error(name);
   Image img;
   {
-    py::gil_scoped_release nogil;
+    ReleaseGil nogil;
     img = src->read_associated(name);
   }
   py::array out = new_image_array(img.fmt(), img.rect().w, img.rect().h, false);
@@ -196,7 +212,7 @@ void bind_slide(py::module_& m) {
       [](const std::string& path) {
         SourcePtr src;
         {
-          py::gil_scoped_release nogil;
+          ReleaseGil nogil;
           src = open_for_python(path);
         }
         return std::make_shared<Slide>(std::move(src));

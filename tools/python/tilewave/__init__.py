@@ -64,9 +64,15 @@ def _options(kwargs):
             continue
         if value is True:
             out.append((name, ""))
+        elif isinstance(value, str) and value == "":
+            # An empty value would read as a flag and take the next option as
+            # its value (report="" swallowed quality=50).
+            raise ValueError("%s='' is empty: give a value, or None to leave it out" % key)
         elif isinstance(value, dict):
             out.extend((name, "%s=%s" % (k, _os.fspath(v))) for k, v in value.items())
         elif isinstance(value, (list, tuple)):
+            if any(_text(v) == "" for v in value):
+                raise ValueError("%s: an empty value in the list" % key)
             out.extend((name, _text(v)) for v in value)
         else:
             out.append((name, _text(value)))

@@ -44,10 +44,12 @@ def _on_gpu(x):
         return False
 
 
-def _image_arg(x):
+def _image_arg(x, name):
     """An image argument as the engine takes it: numpy and GPU arrays as they
     are (read in place), a CPU DLPack tensor through np.from_dlpack, anything
-    else through np.asarray."""
+    else through np.asarray. None is a missing image (TypeError)."""
+    if x is None:
+        raise TypeError("%s: an image is required, not None" % name)
     if isinstance(x, _np.ndarray) or _on_gpu(x):
         return x
     if hasattr(x, "__dlpack__"):
@@ -132,7 +134,7 @@ def _make(op):
         a = bound.arguments
         arrays, names, like = [], [], None
         for n in images + [p["py"] for p in optional if a[p["py"]] is not None]:
-            arr = _image_arg(a[n])
+            arr = _image_arg(a[n], n)
             if like is None and not isinstance(arr, _np.ndarray):
                 like = arr
             arrays.append(arr)
@@ -152,6 +154,9 @@ def _make(op):
             else:
                 values[p["name"]] = _value_text(v)
         options = [(n, _value_text(a[n])) for n, _ in _OPTIONS if a[n] is not None]
+        for n, v in options:
+            if v == "":
+                raise ValueError("%s: %s='' is empty: give a value, or None to leave it out" % (op["name"], n))
         out = _tilewave._run_op(op["name"], arrays, names, values, options, True)
         return _give_back(out, like)
 

@@ -55,6 +55,12 @@ size_t parse_byte_size(const std::string& s) {
   return static_cast<size_t>(bytes);
 }
 
+size_t memory_to_give(size_t given, size_t needed, size_t had) {
+  const size_t mib = size_t{1} << 20;
+  const double scaled = static_cast<double>(given) * static_cast<double>(needed) / static_cast<double>(had ? had : 1);
+  return (static_cast<size_t>(scaled) + mib - 1) / mib * mib;
+}
+
 std::string format_bytes(size_t n) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(n);

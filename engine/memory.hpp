@@ -9,6 +9,10 @@ namespace tw {
 // "1G", "512M", "64MiB", "300k", "1048576" -> bytes (binary multiples).
 size_t parse_byte_size(const std::string& s);
 std::string format_bytes(size_t n);  // "1.5 GiB"
+// The --memory to advise when a share of --memory `given` came to `had`
+// and the work needs `needed`: the shares scale with --memory, so `given`
+// scaled by needed / had, rounded up to a whole MiB (what the message shows).
+size_t memory_to_give(size_t given, size_t needed, size_t had);
 
 // Peak resident set size of this process, in bytes (getrusage).
 size_t peak_rss_bytes();

@@ -156,8 +156,7 @@ TileServer::TileServer(const std::vector<std::string>& specs, const std::vector<
         decode = reserve_decode_memory(*src, per_reader, o.threads);
       } catch (const BudgetTooSmall& e) {
         // Its message speaks of the reader's share as if it were --memory.
-        const size_t mib = size_t{1} << 20;
-        const size_t give = (o.memory / per_reader * e.needed + mib - 1) / mib * mib;
+        const size_t give = memory_to_give(o.memory, e.needed, per_reader);
         throw InputError(src->info().path + " needs " + format_bytes(e.needed / 4) +
                          " to decode one stored tile, but each of the " + std::to_string(readers) +
                          " slides and overlays served reads within " + format_bytes(per_reader) +

@@ -102,9 +102,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
       return write_output(req, a, out_common);
     } catch (const BudgetTooSmall& e) {
       if (out_common.memory >= common.memory || e.had == 0) throw;
-      const double scale = static_cast<double>(e.needed) / static_cast<double>(e.had);
-      const size_t mib = size_t{1} << 20;
-      const size_t give = (static_cast<size_t>(static_cast<double>(common.memory) * scale) + mib - 1) / mib * mib;
+      const size_t give = memory_to_give(common.memory, e.needed, e.had);
       throw InputError("--memory " + format_bytes(common.memory) + " leaves " + format_bytes(e.had) + " for writing " +
                        req.output + " after the steps' stores, and it needs at least " + format_bytes(e.needed) +
                        ": give --memory " + format_bytes(give) + " or more (or a smaller --tile)");

@@ -64,7 +64,8 @@ const OpDef* OpRegistry::find_command(const std::vector<std::string>& words) con
 }
 
 const OpRegistry& op_registry() {
-  static OpRegistry r;
+  // Never destroyed: threads still running at exit() may look ops up.
+  static OpRegistry& r = *new OpRegistry;
   static std::once_flag once;
   std::call_once(once, [] { register_all_ops(r); });
   return r;

@@ -12,7 +12,8 @@ namespace {
 std::atomic<bool> g_single_line{false};
 std::atomic<bool> g_line_open{false};
 // Set only between jobs (set_observer's contract), read by every advance().
-Progress::Observer g_observer;
+// Never destroyed: a job's threads may still advance while exit() runs.
+Progress::Observer& g_observer = *new Progress::Observer;
 }  // namespace
 
 void Progress::set_observer(Observer f) {

@@ -31,7 +31,6 @@ struct Trace {
     const char* p = std::getenv("TW_TRACE");
     if (p && *p) path = p;
   }
-  ~Trace() { write(); }
   void write() {
     std::lock_guard<std::mutex> l(mu);
     if (path.empty()) return;
@@ -58,11 +57,16 @@ struct Trace {
 };
 
 Trace& trace() {
-  static Trace t;
+  static Trace& t = *new Trace;  // never destroyed: threads may trace while exit() runs
   return t;
 }
 
 const bool g_enabled = !trace().path.empty();
+
+// Writes the trace when the process exits (the trace itself stays alive).
+struct WriteAtExit {
+  ~WriteAtExit() { trace().write(); }
+} g_write_at_exit;
 
 }  // namespace
 

@@ -5,8 +5,9 @@
 namespace tw {
 namespace {
 
+// Never destroyed: a thread of a job still running while exit() runs may warn.
 std::mutex g_mu;
-std::vector<std::string> g_warnings;
+std::vector<std::string>& g_warnings = *new std::vector<std::string>;
 
 }  // namespace
 

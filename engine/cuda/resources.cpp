@@ -14,7 +14,7 @@ StreamScratch::StreamScratch(cudaStream_t s) : s_(s) {
   // The pool keeps freed memory for the next tile instead of handing it back
   // at every synchronisation (the default): set once per device.
   static std::mutex mu;
-  static std::set<int> done;
+  static std::set<int>& done = *new std::set<int>;  // never destroyed: used by threads running at exit()
   int dev = 0;
   TW_CUDA_CHECK(cudaGetDevice(&dev));
   std::lock_guard<std::mutex> lock(mu);

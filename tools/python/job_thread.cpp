@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "engine/progress.hpp"
@@ -38,6 +39,22 @@ struct JobState {
 // Clears the observer however the job ends.
 struct ObserverGuard {
   ~ObserverGuard() { Progress::set_observer(nullptr); }
+};
+
+// The job running now, for stop_job_at_exit; its JobState outlives the
+// entry (run_job's Running takes it out under the same mutex).
+std::mutex g_running_mu;
+JobState* g_running = nullptr;
+
+struct Running {
+  explicit Running(JobState* st) {
+    std::lock_guard<std::mutex> l(g_running_mu);
+    g_running = st;
+  }
+  ~Running() {
+    std::lock_guard<std::mutex> l(g_running_mu);
+    g_running = nullptr;
+  }
 };
 
 }  // namespace
@@ -77,6 +94,11 @@ void run_job(const std::function<void()>& job, const py::object& progress) {
     }
   });
 
+  std::optional<Running> running;
+  {
+    ReleaseGil nogil;  // stop_job_at_exit may hold the mutex, waiting for a job without the GIL
+    running.emplace(&st);
+  }
   std::thread worker([&] {
     try {
       job();
@@ -105,6 +127,7 @@ void run_job(const std::function<void()>& job, const py::object& progress) {
   {
     ReleaseGil nogil;
     worker.join();
+    running.reset();
   }
   if (st.py_error) {
     std::shared_ptr<py::error_already_set> e = std::move(st.py_error);
@@ -112,6 +135,19 @@ void run_job(const std::function<void()>& job, const py::object& progress) {
     throw py::error_already_set();
   }
   if (st.error) std::rethrow_exception(st.error);
+}
+
+void stop_job_at_exit() {
+  PyThreadState* state = PyEval_SaveThread();  // the job's callback may need the GIL to come back
+  {
+    std::lock_guard<std::mutex> l(g_running_mu);
+    if (JobState* st = g_running) {
+      st->cancel = true;
+      std::unique_lock<std::mutex> fl(st->mu);
+      st->cv.wait_for(fl, std::chrono::seconds(30), [&] { return st->finished; });
+    }
+  }
+  PyEval_RestoreThread(state);
 }
 
 }  // namespace tw::python

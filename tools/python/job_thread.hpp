@@ -17,4 +17,10 @@ namespace tw::python {
 // thread limit are the process's): a second caller waits for the first.
 void run_job(const std::function<void()>& job, const pybind11::object& progress);
 
+// Called at interpreter exit with the GIL taken (a daemon thread's job may
+// still run): stops the running job as Ctrl-C would and waits for it to
+// unwind, so that its partial output is removed and none of its threads
+// runs on while the process tears down.
+void stop_job_at_exit();
+
 }  // namespace tw::python

@@ -98,7 +98,8 @@ py::list op_table() {
 // a pixel op; calls without a limit run in the default arena).
 tbb::task_arena& arena_of(int n) {
   static std::mutex mu;
-  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
+  // Never destroyed: a daemon thread may still run in one while Python exits.
+  static auto& arenas = *new std::map<int, std::unique_ptr<tbb::task_arena>>;
   std::lock_guard<std::mutex> l(mu);
   auto& a = arenas[n];
   if (!a) a = std::make_unique<tbb::task_arena>(n);

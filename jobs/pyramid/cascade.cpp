@@ -85,9 +85,6 @@ void PyramidCascade::push_level(int k, const std::shared_ptr<const Image>& chunk
     return carry.ptr_bytes(in.col0, r);
   };
 
-  // Per thread, not a static enumerable_thread_specific: exit() destroys
-  // statics while threads of a job still running (a daemon thread) use them.
-  thread_local std::vector<uint32_t> scratch;
   int64_t y = st.next_out;
   while (y < y_end) {
     if (!st.band) {
@@ -102,7 +99,7 @@ void PyramidCascade::push_level(int k, const std::shared_ptr<const Image>& chunk
       const uint8_t* rows[5];
       for (int i = 0; i < 5; ++i) rows[i] = row_ptr(src[i]);
       reduce_row(fmt_, rows, in.col0, in.col1 - in.col0, in.width, out.col0, out.col1 - out.col0, band.row_bytes(oy),
-                 scratch);
+                 scratch_.local());
     });
     y = seg_end;
     if (seg_end == band.rect().y1()) {

@@ -4,6 +4,8 @@
 // computes every row of its own as soon as the 5 input rows it needs have
 // arrived, and hands complete bands (tile-height rows) on to the next level
 // and to the encoder. Level 0 is read once; every level is made in one pass.
+#include <tbb/enumerable_thread_specific.h>
+
 #include <functional>
 #include <memory>
 #include <vector>
@@ -68,6 +70,10 @@ class PyramidCascade {
   int64_t band_rows_;
   ImagePool& pool_;
   std::vector<State> state_;
+  // The row reducer's sums, per thread; the cascade's own, not a static:
+  // exit() destroys statics while a job still running (a daemon thread of
+  // Python) uses them.
+  tbb::enumerable_thread_specific<std::vector<uint32_t>> scratch_;
 };
 
 }  // namespace tw

@@ -221,3 +221,22 @@ def test_eight_threads_on_gpu_arrays(cp, camera):
     for t in threads:
         t.join()
     assert errors == []
+
+
+@needs_gpu
+def test_daemon_threads_on_gpu_arrays_at_exit_do_not_abort():
+    # The atexit gate (tools/python/gil.hpp) with the GPU path's GIL takes:
+    # three daemon threads still running ops on a CuPy array when Python exits.
+    import os
+    import subprocess
+    code = ("import threading, time, cupy as cp, tilewave\n"
+            "a = cp.zeros((4096, 4096), cp.uint8)\n"
+            "work = lambda: [tilewave.ops.gaussian(a, sigma=2) for _ in iter(int, 1)]\n"
+            "for _ in range(3): threading.Thread(target=work, daemon=True).start()\n"
+            "time.sleep(0.5)\n"
+            "print('main done')\n")
+    for _ in range(4):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ))
+        assert r.returncode == 0, r.stderr
+        assert "main done" in r.stdout

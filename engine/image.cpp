@@ -38,7 +38,10 @@ class MallocAllocator : public HostAllocator {
 }  // namespace
 
 const HostAllocator& default_allocator() {
-  static const MallocAllocator a;
+  // Never destroyed: a thread still running while exit() runs (a daemon
+  // thread of Python) may allocate, and a destroyed object's virtual call
+  // is a "pure virtual method called" abort.
+  static const MallocAllocator& a = *new MallocAllocator;
   return a;
 }
 

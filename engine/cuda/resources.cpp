@@ -69,7 +69,7 @@ void PinnedAllocator::deallocate(void* p, size_t bytes) const {
 }
 
 const HostAllocator& pinned_allocator() {
-  static const PinnedAllocator a;
+  static const PinnedAllocator& a = *new PinnedAllocator;  // never destroyed (engine/image.cpp says why)
   return a;
 }
 

@@ -287,7 +287,8 @@ class Pass {
     }
     TraceSpan span("encode", t->y / T_);
     BusyTimer timer(cnt_.encode);
-    static tbb::enumerable_thread_specific<Image> pad;
+    // Never destroyed: a job may still run while exit() runs (Python's daemon threads).
+    static auto& pad = *new tbb::enumerable_thread_specific<Image>;
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       TileTask& task = t->tasks[i];
       if (task.coef) {

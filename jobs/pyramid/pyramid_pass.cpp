@@ -287,8 +287,6 @@ class Pass {
     }
     TraceSpan span("encode", t->y / T_);
     BusyTimer timer(cnt_.encode);
-    // Never destroyed: a job may still run while exit() runs (Python's daemon threads).
-    static auto& pad = *new tbb::enumerable_thread_specific<Image>;
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       TileTask& task = t->tasks[i];
       if (task.coef) {
@@ -307,7 +305,7 @@ class Pass {
       if (bv.rect.contains(tile)) {
         a_.sink->encode(task.level + a_.level_offset, bv.sub(tile), task.bytes);
       } else {
-        Image& p = pad.local();
+        Image& p = pad_.local();
         pad_tile(bv, tile, L.width, L.height, p);
         a_.sink->encode(task.level + a_.level_offset, p.view(), task.bytes);
       }
@@ -416,6 +414,10 @@ class Pass {
   bool gpu_jpeg_ = false, handoff_jpeg_ = false;
   std::optional<JpegCoefLayout> coef_layout_;
   JpegEncodeSpecs encode_specs_;
+  // Edge tiles padded for the encoder, per thread; the pass's own, not a
+  // static: exit() destroys statics while a job still runs (a daemon
+  // thread of Python), and a never-destroyed one is a leak to LeakSanitizer.
+  tbb::enumerable_thread_specific<Image> pad_;
   std::atomic<int64_t> gpu_decoded_{0}, gpu_idct_{0};
   std::atomic<bool> coefs_off_{false};
   int64_t next_y_ = 0;

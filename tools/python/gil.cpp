@@ -22,11 +22,11 @@ bool finalizing() {
 #endif
 }
 
-[[noreturn]] void park_until_exit() {
+}  // namespace
+
+void park_until_exit() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
-
-}  // namespace
 
 void enter_gil_gate() {
   taking.fetch_add(1);

@@ -26,6 +26,9 @@ void leave_gil_gate();
 // The atexit hook that closes the gate (module.cpp registers it).
 void close_gil_gate_at_exit();
 
+// Blocks the calling thread until the process exits.
+[[noreturn]] void park_until_exit();
+
 // Releases the GIL for its scope (as pybind11::gil_scoped_release).
 class ReleaseGil {
  public:

@@ -42,13 +42,20 @@ struct ObserverGuard {
 };
 
 // The job running now, for stop_job_at_exit; its JobState outlives the
-// entry (run_job's Running takes it out under the same mutex).
+// entry (run_job's Running takes it out under the same mutex). Once the
+// interpreter exits no job starts: a daemon thread waiting for the one
+// stopped would otherwise start its own while Python tears down.
 std::mutex g_running_mu;
 JobState* g_running = nullptr;
+bool g_exiting = false;
 
 struct Running {
   explicit Running(JobState* st) {
-    std::lock_guard<std::mutex> l(g_running_mu);
+    std::unique_lock<std::mutex> l(g_running_mu);
+    if (g_exiting) {
+      l.unlock();
+      park_until_exit();
+    }
     g_running = st;
   }
   ~Running() {
@@ -141,6 +148,7 @@ void stop_job_at_exit() {
   PyThreadState* state = PyEval_SaveThread();  // the job's callback may need the GIL to come back
   {
     std::lock_guard<std::mutex> l(g_running_mu);
+    g_exiting = true;
     if (JobState* st = g_running) {
       st->cancel = true;
       std::unique_lock<std::mutex> fl(st->mu);

@@ -137,3 +137,39 @@ def test_an_empty_option_is_refused_not_read_as_a_flag(tmp_path):
     with pytest.raises(ValueError, match="memory='' is empty"):
         ops.gaussian(np.zeros((8, 8), np.uint8), sigma=1, memory="")
     assert not os.path.exists(out)
+
+
+def test_a_process_forked_while_a_thread_runs_a_job_can_run_its_own(tmp_path):
+    # multiprocessing's fork start method while another thread is in a job:
+    # the child has only the forking thread, and the job lock held by the
+    # parent's other thread made the child's first job wait for ever.
+    rc, out, err = in_subprocess("""
+        import os, threading, time, warnings
+        import tilewave
+        warnings.simplefilter("ignore")  # Python 3.12 warns about forking with threads
+        d = %r
+        started = threading.Event()
+        def long_job():
+            tilewave.run('synthetic:16384x16384', os.path.join(d, 'big.tif'), ['filter gray'],
+                         progress=lambda f: started.set())
+        threading.Thread(target=long_job, daemon=True).start()
+        assert started.wait(30)
+        pid = os.fork()
+        if pid == 0:
+            tilewave.run('synthetic:512x512', os.path.join(d, 'small.tif'), ['filter gray'])
+            os._exit(0)
+        t0 = time.time()
+        while time.time() - t0 < 30:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                print("child", os.waitstatus_to_exitcode(status))
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            print("child hung")
+        """ % str(tmp_path), timeout=90)
+    assert rc == 0, err
+    assert out.split()[-2:] == ["child", "0"], out + err
+    assert (tmp_path / "small.tif").exists()

@@ -1,5 +1,7 @@
 #include "tools/python/gil.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -13,6 +15,12 @@ namespace {
 std::atomic<bool> closed{false};
 std::atomic<int> taking{0};
 std::atomic<std::thread::id> closer{};
+
+// After fork() the threads counted in are the parent's, not the child's.
+void reset_gate_in_child() {
+  taking.store(0);
+}
+[[maybe_unused]] const int g_at_fork = pthread_atfork(nullptr, nullptr, &reset_gate_in_child);
 
 bool finalizing() {
 #if PY_VERSION_HEX >= 0x030D0000

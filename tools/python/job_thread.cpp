@@ -1,9 +1,12 @@
 #include "tools/python/job_thread.hpp"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -48,6 +51,18 @@ struct ObserverGuard {
 std::mutex g_running_mu;
 JobState* g_running = nullptr;
 bool g_exiting = false;
+
+// After fork() the child has only the thread that forked: a job another
+// thread of the parent was running is not running in the child, and its
+// locks, held by a thread the child does not have, would make the child's
+// first job wait for ever (a multiprocessing pool forked while a thread
+// runs a job). The child starts with them free.
+void reset_jobs_in_child() {
+  new (&g_one_job) std::mutex;
+  new (&g_running_mu) std::mutex;
+  g_running = nullptr;
+}
+[[maybe_unused]] const int g_at_fork = pthread_atfork(nullptr, nullptr, &reset_jobs_in_child);
 
 struct Running {
   explicit Running(JobState* st) {

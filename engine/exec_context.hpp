@@ -29,6 +29,12 @@ struct ExecContext {
   nlohmann::json report = nlohmann::json::object();
   // A label and a fraction done, for a progress display (may be empty).
   std::function<void(const std::string& what, double fraction)> progress;
+  // Set by the pipeline executor for a whole-image step on CUDA whose result
+  // only the streamed steps after it read (GPU ops, which take a source's
+  // tiles where they lie): the step may leave its result in device memory
+  // instead of bringing it down to the host (the next steps would send it
+  // straight back up). Never for the output, a kept result or a stored one.
+  bool result_to_device = false;
 
   // Takes `bytes` off the budget for a part of the job that holds them to
   // its end (a reader's decode buffers, a cache); returns what it took.

@@ -5,7 +5,8 @@
 // budget; otherwise in bands of rows, the column passes carrying one value
 // per column from band to band and the distances below each pixel spilled
 // to the host (memory or a scratch file) between the two passes, so any
-// height works. Sides must be below 2^20 pixels (64-bit exactness).
+// height works. Sides must be below 2^20 pixels (64-bit exactness). In one
+// band the result can stay on the device (EdtCudaJob::keep_on_device).
 #include <memory>
 #include <string>
 
@@ -19,6 +20,9 @@ struct EdtCudaJob {
   size_t gpu_memory = 0;            // device budget; 0: half the free memory
   int device = 0;
   std::string scratch_near;
+  // When the image is one band: the distances stay in device memory, as a
+  // source GPU ops read where it lies (host readers copy pieces down).
+  bool keep_on_device = false;
 };
 
 std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src, const EdtCudaJob& job,

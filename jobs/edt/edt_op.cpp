@@ -50,6 +50,7 @@ void register_edt(OpRegistry& r) {
       job.gpu_memory = ctx.gpu_memory;
       job.device = backend.device;
       job.scratch_near = ctx.scratch_near;
+      job.keep_on_device = ctx.result_to_device;
       res.image = euclidean_distance_cuda(*in[0], job, &st);
     } else {
       res.image = euclidean_distance(*in[0], ep, ctx.memory, ctx.scratch_near, &st);
@@ -71,6 +72,7 @@ void register_edt(OpRegistry& r) {
                   {"gpu_kernel_seconds", st.gpu_kernel_seconds},
                   {"gpu_transfer_seconds", st.gpu_transfer_seconds},
                   {"gpu_bands", st.gpu_bands},
+                  {"result_on_device", st.on_device},
                   {"foreground_pixels", st.foreground},
                   {"background_pixels", st.background}};
     return res;

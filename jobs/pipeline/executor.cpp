@@ -105,6 +105,32 @@ std::vector<int> last_use(const PipelinePlan& plan, const std::vector<int>& keep
   return live;
 }
 
+// Whether step i's result is read by streamed steps of the run only: not by
+// the writer, a barrier, or after the run (--keep).
+bool read_by_streamed_steps_only(const PipelinePlan& plan, int i, const std::vector<int>& keep_slots) {
+  const int slot = plan.slot_of_step(i);
+  if (slot == plan.output_slot || std::count(keep_slots.begin(), keep_slots.end(), slot)) return false;
+  bool read = false;
+  for (const PlannedStep& ps : plan.steps) {
+    if (!std::count(ps.reads.begin(), ps.reads.end(), slot)) continue;
+    if (ps.barrier) return false;
+    read = true;
+  }
+  return read;
+}
+
+// ctx.result_to_device for one step's run (off again however it ends).
+class ResultPlace {
+ public:
+  ResultPlace(ExecContext& ctx, bool on_device) : ctx_(ctx) { ctx_.result_to_device = on_device; }
+  ~ResultPlace() { ctx_.result_to_device = false; }
+  ResultPlace(const ResultPlace&) = delete;
+  ResultPlace& operator=(const ResultPlace&) = delete;
+
+ private:
+  ExecContext& ctx_;
+};
+
 }  // namespace
 
 PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::vector<SourceP>& inputs,
@@ -150,6 +176,8 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
             in[k] = store_input(in[k], ctx, "input of " + st.op->name);
             b.stored_input = true;
           }
+      const ResultPlace place(
+          ctx, ctx.backend.is_cuda() && ps.barrier && !ps.shared && read_by_streamed_steps_only(plan, i, keep_slots));
       res = st.op->run(optional_input_slots(*st.op, st.params, in, SourceP()), st.params, ctx);
       carry_resolution(res, in);
       if (ps.shared) res.image = store_input(res.image, ctx, "result of " + st.op->name);

@@ -164,9 +164,10 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   const TileGrid& g = j->grid();
   std::mutex err_mu;
   std::string error;
-  // On the GPU a binary image by dilation takes the bit-plane kernel.
+  // On the GPU a binary image takes the bit-plane kernel (by erosion, on the
+  // complements: fill-holes of a mask).
   const bool dil = job.params.method == ReconstructMethod::kDilation;
-  std::atomic<bool> binary{cuda && dil && fmt == kGray8};
+  std::atomic<bool> binary{cuda && fmt == kGray8};
   std::atomic<bool>* check = binary ? &binary : nullptr;
   {
     TraceSpan span("reconstruct-load", g.count());
@@ -182,7 +183,7 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   }
   if (!error.empty()) throw InputError(error);
   if (binary) {
-    rule = make_cuda_binary_reconstruct_rule(job.backend.device, job.params.connectivity, &res.gpu);
+    rule = make_cuda_binary_reconstruct_rule(job.backend.device, job.params.connectivity, &res.gpu, dil);
     res.gpu_binary = true;
   }
   WavefrontOptions wo;

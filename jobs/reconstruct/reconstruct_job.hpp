@@ -48,7 +48,7 @@ struct ReconstructResult {
   WavefrontStats wavefront;
   ScratchStore::Stats store;
   GpuWavefrontStats gpu;    // with CUDA
-  bool gpu_binary = false;  // ran the bit-plane kernel (binary input, dilation)
+  bool gpu_binary = false;  // ran the bit-plane kernel (binary input)
 };
 
 // The job's budgets, tile, scratch place and backend from a run's context.

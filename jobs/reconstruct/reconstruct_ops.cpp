@@ -53,6 +53,7 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
                 {"gpu_binary_kernel", r.gpu_binary},  // binary input took the bit-plane kernel
                 {"gpu_kernel_seconds", r.gpu.kernel_seconds},
                 {"gpu_transfer_seconds", r.gpu.transfer_seconds},
+                {"gpu_host_seconds", r.gpu.host_seconds},  // staging and comparing tiles on the host
                 {"tiles_spilled", r.store.spills},
                 {"tiles_reloaded", r.store.loads},
                 // Split over ranks: edges, termination waves and the result's gather.

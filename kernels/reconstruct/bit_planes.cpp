@@ -20,17 +20,18 @@ inline uint32_t nonzero8(const uint8_t* p) {
   return static_cast<uint32_t>((v * 0x0102040810204080ull) >> 56);
 }
 
-// Bit i of out[k] = p[32k + i] != 0 for the n bytes at p; words up to
-// `words` beyond them are zero.
-TW_CLONES void pack_bytes(const uint8_t* __restrict p, int64_t n, uint32_t* __restrict out, int64_t words) {
+// Bit i of out[k] = p[32k + i] != 0 (flip = ~0u: == 0) for the n bytes at
+// p; words up to `words` beyond them are zero.
+TW_CLONES void pack_bytes(const uint8_t* __restrict p, int64_t n, uint32_t* __restrict out, int64_t words,
+                          uint32_t flip) {
   int64_t k = 0;
   for (; 32 * (k + 1) <= n; ++k) {
     const uint8_t* q = p + 32 * k;
-    out[k] = nonzero8(q) | nonzero8(q + 8) << 8 | nonzero8(q + 16) << 16 | nonzero8(q + 24) << 24;
+    out[k] = (nonzero8(q) | nonzero8(q + 8) << 8 | nonzero8(q + 16) << 16 | nonzero8(q + 24) << 24) ^ flip;
   }
   if (32 * k < n) {
     uint32_t w = 0;
-    for (int64_t x = 32 * k; x < n; ++x) w |= static_cast<uint32_t>(p[x] != 0) << (x - 32 * k);
+    for (int64_t x = 32 * k; x < n; ++x) w |= static_cast<uint32_t>((p[x] != 0) != (flip != 0)) << (x - 32 * k);
     out[k++] = w;
   }
   for (; k < words; ++k) out[k] = 0;
@@ -38,26 +39,30 @@ TW_CLONES void pack_bytes(const uint8_t* __restrict p, int64_t n, uint32_t* __re
 
 }  // namespace
 
-void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed) {
+void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed,
+                    bool zeros) {
   const int64_t w = core.w, h = core.h, pitch = bit_plane_pitch(w);
+  const uint32_t flip = zeros ? ~0u : 0u;
   parallel_for_each(0, h + 2, [&](int64_t ry) {
     const int64_t y = core.y + ry - 1;
     uint32_t* o = on + ry * pitch;
     uint32_t* a = allowed + ry * pitch;
     const uint8_t* b = j.ptr<uint8_t>(core.x - 1, y);  // x = -1 .. w
-    o[0] = b[0] ? 1u << 31 : 0u;
-    pack_bytes(b + 1, w + 1, o + 1, pitch - 1);
+    o[0] = (b[0] != 0) != zeros ? 1u << 31 : 0u;
+    pack_bytes(b + 1, w + 1, o + 1, pitch - 1, flip);
     if (ry == 0 || ry == h + 1) {
       std::memset(a, 0, static_cast<size_t>(pitch) * sizeof(uint32_t));
     } else {
       a[0] = 0;
-      pack_bytes(i.ptr<uint8_t>(core.x, y), w, a + 1, pitch - 1);
+      pack_bytes(i.ptr<uint8_t>(core.x, y), w, a + 1, pitch - 1, flip);
     }
   });
 }
 
-int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const ImageView& j, const Rect& core) {
+int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const ImageView& j, const Rect& core,
+                        bool zeros) {
   const int64_t w = core.w, h = core.h, pitch = bit_plane_pitch(w);
+  const uint8_t value = zeros ? 0 : 255;
   std::atomic<int64_t> total{0};
   parallel_for_each(1, h + 1, [&](int64_t ry) {
     uint8_t* row = j.ptr<uint8_t>(core.x, core.y + ry - 1);
@@ -66,7 +71,7 @@ int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const Ima
       uint32_t d = after[ry * pitch + k] & ~before[ry * pitch + k];
       const int64_t x0 = 32 * (k - 1);
       if (w - x0 < 32) d &= w > x0 ? (1u << (w - x0)) - 1u : 0u;  // not the ring pixel x = w
-      for (; d; d &= d - 1, ++n) row[x0 + __builtin_ctz(d)] = 255;
+      for (; d; d &= d - 1, ++n) row[x0 + __builtin_ctz(d)] = value;
     }
     if (n) total += n;
   });

@@ -17,11 +17,16 @@ inline int bit_plane_pitch(int64_t w) {
 }
 
 // on: j (the core with its one-pixel ring) nonzero; allowed: i (the core)
-// nonzero, 0 on the ring and beyond. Rows in parallel.
-void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed);
+// nonzero, 0 on the ring and beyond. Rows in parallel. With `zeros`, a bit
+// is set where the byte is 0 instead: reconstruction by erosion of a binary
+// image is the dilation of its complement (fill-holes' background floods in
+// from the border), so one kernel serves both.
+void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed,
+                    bool zeros = false);
 
-// Writes 255 into j at every core pixel set in `after` but not in `before`
-// (pixels only turn on); returns how many. Rows in parallel.
-int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const ImageView& j, const Rect& core);
+// Writes 255 (with `zeros`: 0) into j at every core pixel set in `after` but
+// not in `before` (pixels only turn on); returns how many. Rows in parallel.
+int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const ImageView& j, const Rect& core,
+                        bool zeros = false);
 
 }  // namespace tw

@@ -104,6 +104,7 @@ struct Workspace {
   cuda::DeviceBuffer<unsigned long long> slots, counters;
   cuda::DeviceBuffer<uint8_t> staging;
   cuda::PinnedBuffer<uint32_t> host_on, host_allowed, host_result;  // the binary rule's bit planes
+  cuda::PinnedBuffer<uint8_t> host_j, host_i, host_out;             // the general rule's tiles
 };
 Workspace& workspace(int device);
 

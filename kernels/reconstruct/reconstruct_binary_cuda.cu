@@ -8,6 +8,10 @@
 // step with a carry (run_fill). A visit loads 6 words per lane instead of
 // 4 KiB, so the queue, not the arithmetic, sets the pace.
 //
+// Reconstruction by erosion of a binary image (fill-holes: the background
+// floods in from the border) is the dilation of the complements: the planes
+// hold the zero bytes instead, and what turns on is written back as 0.
+//
 // Two launches: every megapixel once (a plain grid, no queue traffic), then
 // the persistent queue kernel for the megapixels whose border the first pass
 // (or a later visit) changed next to a pixel of theirs that could still turn
@@ -176,10 +180,12 @@ __global__ void __launch_bounds__(64) visit_queued(Bits g, Queue q) {
 template <bool kEight>
 class BinaryRule : public TilePropagator {
  public:
-  BinaryRule(int device, GpuWavefrontStats* stats) : device_(device), stats_(stats), ws_(mp_queue::workspace(device)) {}
+  BinaryRule(int device, bool dilate, GpuWavefrontStats* stats)
+      : device_(device), zeros_(!dilate), stats_(stats), ws_(mp_queue::workspace(device)) {}
 
-  void neutral(uint8_t* px) const override { *px = 0; }
+  void neutral(uint8_t* px) const override { *px = zeros_ ? 255 : 0; }
   bool can_propagate(const uint8_t* from, const uint8_t* j, const uint8_t* i) const override {
+    if (zeros_) return *from == 0 && *j != 0 && *i == 0;
     return *from != 0 && *j == 0 && *i != 0;
   }
 
@@ -213,7 +219,7 @@ class BinaryRule : public TilePropagator {
     const auto h0 = std::chrono::steady_clock::now();
     {
       TraceSpan span("binary-pack", core.h);
-      pack_tile_bits(jv, iv, core, ws_.host_on.get(), ws_.host_allowed.get());
+      pack_tile_bits(jv, iv, core, ws_.host_on.get(), ws_.host_allowed.get(), zeros_);
     }
     const auto h1 = std::chrono::steady_clock::now();
     cuda::Event t0, t1, t2, t3;
@@ -240,7 +246,7 @@ class BinaryRule : public TilePropagator {
     }
     const auto h2 = std::chrono::steady_clock::now();
     TraceSpan span("binary-unpack", core.h);
-    const bool changed = unpack_new_bits(ws_.host_on.get(), ws_.host_result.get(), jv, core) > 0;
+    const bool changed = unpack_new_bits(ws_.host_on.get(), ws_.host_result.get(), jv, core, zeros_) > 0;
     const auto h3 = std::chrono::steady_clock::now();
     if (stats_) {
       stats_->megapixel_visits += n + static_cast<int64_t>(visits);
@@ -253,6 +259,7 @@ class BinaryRule : public TilePropagator {
 
  private:
   int device_;
+  bool zeros_;  // erosion: the planes hold the zero bytes
   GpuWavefrontStats* stats_;
   mp_queue::Workspace& ws_;
 };
@@ -260,9 +267,9 @@ class BinaryRule : public TilePropagator {
 }  // namespace
 
 std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int device, int connectivity,
-                                                                  GpuWavefrontStats* stats) {
-  if (connectivity == 8) return std::make_unique<BinaryRule<true>>(device, stats);
-  if (connectivity == 4) return std::make_unique<BinaryRule<false>>(device, stats);
+                                                                  GpuWavefrontStats* stats, bool dilate) {
+  if (connectivity == 8) return std::make_unique<BinaryRule<true>>(device, dilate, stats);
+  if (connectivity == 4) return std::make_unique<BinaryRule<false>>(device, dilate, stats);
   throw InputError("connectivity must be 4 or 8");
 }
 

@@ -16,7 +16,7 @@ struct GpuWavefrontStats {
   int64_t megapixel_visits = 0;
   double kernel_seconds = 0;    // device time of the propagation kernels
   double transfer_seconds = 0;  // device time of the copies (and conversions)
-  double host_seconds = 0;      // packing and unpacking bit planes on the host (binary rule)
+  double host_seconds = 0;      // staging tiles on the host (bit planes for the binary rule), taking results back
 };
 
 // A TilePropagator that runs each tile on CUDA device `device`. Calls are
@@ -24,12 +24,12 @@ struct GpuWavefrontStats {
 std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int device, PixelFormat fmt, const ReconstructParams& p,
                                                            GpuWavefrontStats* stats);
 
-// The same for a binary image by dilation: marker and mask 8-bit, every
-// sample 0 or 255 (nonzero is read as 255). Bit planes instead of 32-bit
-// values: far less to move and compare per megapixel (Canny's hysteresis,
-// filling holes of masks). reconstruct() picks it by itself when the input is
-// binary.
+// The same for a binary image: marker and mask 8-bit, every sample 0 or 255
+// (nonzero is read as 255), by dilation or (dilate = false) by erosion. Bit
+// planes instead of 32-bit values: far less to move and compare per
+// megapixel (Canny's hysteresis, filling holes of masks). reconstruct()
+// picks it by itself when the input is binary.
 std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int device, int connectivity,
-                                                                  GpuWavefrontStats* stats);
+                                                                  GpuWavefrontStats* stats, bool dilate = true);
 
 }  // namespace tw

@@ -9,7 +9,7 @@ std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int, PixelFormat, con
   throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
 }
 
-std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int, int, GpuWavefrontStats*) {
+std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int, int, GpuWavefrontStats*, bool) {
   throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
 }
 

@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "tests/support/maze.hpp"
 #include "tests/support/test_support.hpp"
@@ -58,7 +60,8 @@ struct Outcome {
   WavefrontStats stats;
 };
 
-Outcome run(const Image& marker, const Image& mask, int64_t tile, size_t budget, int connectivity) {
+Outcome run(const Image& marker, const Image& mask, int64_t tile, size_t budget, int connectivity,
+            const TilePropagator* rule_override = nullptr, int max_concurrency = 0) {
   test::TempDir tmp;
   const int64_t W = mask.rect().w, H = mask.rect().h;
   ScratchStore j(kGray8, W, H, tile, budget, tmp.file("j")), i(kGray8, W, H, tile, budget, tmp.file("i"));
@@ -72,8 +75,9 @@ Outcome run(const Image& marker, const Image& mask, int64_t tile, size_t budget,
   const DilationRule rule(connectivity == 8);
   WavefrontOptions opt;
   opt.connectivity = connectivity;
+  opt.max_concurrency = max_concurrency;
   Outcome r;
-  r.stats = run_wavefront(j, i, rule, opt);
+  r.stats = run_wavefront(j, i, rule_override ? *rule_override : rule, opt);
   r.result = j.read(0, Rect(0, 0, W, H));
   return r;
 }
@@ -120,6 +124,46 @@ TEST(Wavefront, UnreachableTilesRunOnce) {
   const Outcome r = run(marker, mask, 64, size_t{1} << 30, 8);
   EXPECT_EQ(r.stats.tile_visits, r.stats.tiles);
   EXPECT_EQ(test::diff_images(r.result.view(), marker.view()), "");
+}
+
+// The dilation rule, watched: how many tiles run at once, and how many
+// threads the arena a tile runs in has.
+class WatchedRule : public DilationRule {
+ public:
+  using DilationRule::DilationRule;
+  bool propagate(const ImageView& j, const ImageView& i, const Rect& core) const override {
+    const int now = ++running_;
+    int seen = most_.load();
+    while (now > seen && !most_.compare_exchange_weak(seen, now)) {
+    }
+    arena_threads_ = tbb::this_task_arena::max_concurrency();
+    const bool changed = DilationRule::propagate(j, i, core);
+    --running_;
+    return changed;
+  }
+  mutable std::atomic<int> running_{0}, most_{0}, arena_threads_{0};
+};
+
+// With tiles in work limited (the CUDA engine keeps two), at most that many
+// run at once, but each runs in the caller's arena with all its threads
+// (its copies and the GPU rule's bit packing are parallel loops), and the
+// result is the same.
+TEST(Wavefront, LimitedTilesInWorkUseEveryThreadForEachTile) {
+  const Image maze = test::serpentine_maze(200, 150);
+  Image marker(kGray8, maze.rect());
+  marker.fill_zero();
+  marker.ptr<uint8_t>(1, 1)[0] = 200;
+  const Outcome whole = run(marker, maze, 32, size_t{1} << 30, 8);
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 4);
+  tbb::task_arena caller(4);
+  caller.execute([&] {
+    const WatchedRule rule(true);
+    const Outcome r = run(marker, maze, 32, size_t{1} << 30, 8, &rule, 1);
+    EXPECT_EQ(test::diff_images(r.result.view(), whole.result.view()), "");
+    EXPECT_EQ(rule.most_.load(), 1) << "tiles in work at once";
+    EXPECT_EQ(rule.arena_threads_.load(), 4) << "a tile's arena";
+    EXPECT_GT(r.stats.tile_visits, 2 * r.stats.tiles);
+  });
 }
 
 }  // namespace

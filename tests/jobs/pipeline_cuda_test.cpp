@@ -100,5 +100,64 @@ TEST(PipelineCudaResidency, FusedRunCrossesTheBusOnce) {
   EXPECT_LT(down, 1.5 * pixels) << report.dump();
 }
 
+// A whole-image step on CUDA whose result only streamed steps read leaves
+// it in device memory (the EDT, in one band): the steps after it take it
+// there (the EDT's float32 result neither comes down nor goes up again),
+// and the output equals the CPU's at every tile size. A result that the
+// writer, a barrier or --keep reads comes down as before.
+TEST(PipelineCudaResidency, EdtResultStaysOnTheDevice) {
+  TW_REQUIRE_GPU();
+  const std::vector<std::string> chain = {"filter gray",
+                                          "filter threshold --otsu",
+                                          "filter invert",
+                                          "fill-holes",
+                                          "edt",
+                                          "filter convert --type u8 --from 0 --to 40",
+                                          "filter gaussian --sigma 2"};
+  const int64_t w = 1001, h = 777;
+  const auto input = test::slide(w, h, 3);
+  struct Out {
+    Image image;
+    nlohmann::json report;
+  };
+  auto run = [&](const std::vector<std::string>& steps, const Backend& b, int64_t tile, bool keep_edt) {
+    const Pipeline p = parse_pipeline(steps);
+    const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
+    ExecContext ctx;
+    ctx.tile = tile;
+    ctx.backend = b;
+    std::vector<int> keep;
+    if (keep_edt) keep.push_back(plan.slot_of_step(4));
+    const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, keep);
+    return Out{test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r)};
+  };
+  const Out cpu = run(chain, Backend{}, 256, false);
+  for (int64_t tile : {64, 67, 256, 1001}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    const Out gpu = run(chain, Backend::cuda(0), tile, false);
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.image.view()), "");
+    const nlohmann::json& edt = gpu.report[4];
+    EXPECT_TRUE(edt["values"]["result_on_device"].get<bool>()) << edt.dump();
+    // Down: the u8 output only, not the EDT's 4 bytes a pixel.
+    EXPECT_LT(edt["bytes_downloaded"].get<uint64_t>() + gpu.report[5]["bytes_downloaded"].get<uint64_t>() +
+                  gpu.report[6]["bytes_downloaded"].get<uint64_t>(),
+              static_cast<uint64_t>(2 * w * h))
+        << gpu.report.dump();
+  }
+  // Kept, read by the writer, or read by a barrier: brought down.
+  const Out kept = run(chain, Backend::cuda(0), 256, true);
+  EXPECT_EQ(test::bytes_diff(kept.image.view(), cpu.image.view()), "");
+  EXPECT_FALSE(kept.report[4]["values"]["result_on_device"].get<bool>());
+  const std::vector<std::string> last(chain.begin(), chain.begin() + 5);
+  const Out written = run(last, Backend::cuda(0), 256, false);
+  EXPECT_EQ(test::bytes_diff(written.image.view(), run(last, Backend{}, 256, false).image.view()), "");
+  EXPECT_FALSE(written.report[4]["values"]["result_on_device"].get<bool>());
+  std::vector<std::string> to_barrier(chain.begin(), chain.begin() + 5);
+  to_barrier.push_back("edt --threshold 3");
+  const Out barrier = run(to_barrier, Backend::cuda(0), 256, false);
+  EXPECT_EQ(test::bytes_diff(barrier.image.view(), run(to_barrier, Backend{}, 256, false).image.view()), "");
+  EXPECT_FALSE(barrier.report[4]["values"]["result_on_device"].get<bool>());
+}
+
 }  // namespace
 }  // namespace tw

@@ -3,6 +3,7 @@
 // worst cases, and across GPU tiles. Skipped without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "engine/cuda/device.hpp"
@@ -137,9 +138,75 @@ TEST(CpuVsCuda, BinaryReconstruction) {
   last.fill_zero();
   last.ptr<uint8_t>(4999, 299)[0] = 255;
   expect_same(last, flat, {ReconstructMethod::kDilation, 8}, "binary, single seed, two tiles", kCudaTile, true);
-  // Not binary (a marker value of 91), or erosion: the general kernel.
+  // Not binary (a marker value of 91): the general kernel.
   last.ptr<uint8_t>(4999, 299)[0] = 91;
   expect_same(last, flat, {ReconstructMethod::kDilation, 8}, "gray seed", kCudaTile, false);
+}
+
+// 255 - v for every pixel.
+Image complement(const Image& a) {
+  Image b = copy_of(a);
+  for (int64_t y = a.rect().y; y < a.rect().y1(); ++y)
+    for (int64_t x = a.rect().x; x < a.rect().x1(); ++x) b.ptr<uint8_t>(x, y)[0] = 255 - a.ptr<uint8_t>(x, y)[0];
+  return b;
+}
+
+// Binary erosion (fill-holes of masks) takes the same kernel on the
+// complements: the complements of the dilation cases above, across GPU
+// tiles, and fill-holes' own marker (the image on its border, 255 inside)
+// on random masks with holes of every size; a marker with a grey value
+// falls back to the general kernel.
+TEST(CpuVsCuda, BinaryErosion) {
+  TW_REQUIRE_GPU();
+  std::mt19937_64 rng(23);
+  for (int conn : {4, 8})
+    for (const auto& [w, h] : {std::pair<int64_t, int64_t>{1000, 777}, {65, 33}, {2049, 31}, {1, 300}}) {
+      const unsigned percent = conn == 8 ? 42 : 60;
+      Image mask(kGray8, Rect(0, 0, w, h)), seed(kGray8, Rect(0, 0, w, h));
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          const bool on = rng() % 100 < percent;
+          mask.ptr<uint8_t>(x, y)[0] = on ? 0 : 255;
+          seed.ptr<uint8_t>(x, y)[0] = on && rng() % 300 == 0 ? 0 : 255;
+        }
+      const std::string what =
+          "erosion " + std::to_string(w) + "x" + std::to_string(h) + " conn " + std::to_string(conn);
+      for (int64_t tile : {int64_t{256}, kCudaTile})
+        expect_same(seed, mask, {ReconstructMethod::kErosion, conn}, what, tile, true);
+    }
+  for (bool columns : {false, true}) {
+    const Image maze = complement(binarised(test::serpentine_maze(1003, 997), columns));
+    Image mseed(kGray8, maze.rect());
+    for (int64_t y = 0; y < maze.rect().h; ++y) std::memset(mseed.row<uint8_t>(y), 255, maze.rect().w);
+    mseed.ptr<uint8_t>(1, 1)[0] = 0;
+    for (int conn : {4, 8})
+      expect_same(
+          mseed, maze, {ReconstructMethod::kErosion, conn},
+          std::string("binary erosion maze along ") + (columns ? "columns" : "rows") + " conn " + std::to_string(conn),
+          256, true);
+  }
+  // Fill-holes: blobs (255) with holes, on a 0 background touching the border.
+  for (int64_t tile : {int64_t{256}, kCudaTile}) {
+    const int64_t w = 3001, h = 2003;
+    Image img(kGray8, Rect(0, 0, w, h)), marker(kGray8, img.rect());
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) img.ptr<uint8_t>(x, y)[0] = rng() % 100 < 55 ? 255 : 0;
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) {
+        const bool edge = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+        marker.ptr<uint8_t>(x, y)[0] = edge ? img.ptr<uint8_t>(x, y)[0] : 255;
+      }
+    for (int conn : {4, 8})
+      expect_same(marker, img, {ReconstructMethod::kErosion, conn}, "fill-holes tile " + std::to_string(tile), tile,
+                  true);
+  }
+  Image flat(kGray8, Rect(0, 0, 5000, 300)), last(kGray8, flat.rect());
+  flat.fill_zero();
+  for (int64_t y = 0; y < 300; ++y) std::memset(last.row<uint8_t>(y), 255, 5000);
+  last.ptr<uint8_t>(4999, 299)[0] = 0;
+  expect_same(last, flat, {ReconstructMethod::kErosion, 8}, "binary erosion, single seed, two tiles", kCudaTile, true);
+  last.ptr<uint8_t>(4999, 299)[0] = 91;
+  expect_same(last, flat, {ReconstructMethod::kErosion, 8}, "grey erosion seed", kCudaTile, false);
 }
 
 }  // namespace

@@ -273,58 +273,61 @@ TEST(ReconstructBinary, SerpentineOutlastsThePasses) {
 
 // The GPU's binary rule packs tiles into bit planes on the host and writes
 // back what turned on: every layout edge (widths around multiples of 32,
-// the ring, a core not at the origin), any nonzero byte read as on.
+// the ring, a core not at the origin), any nonzero byte read as on; with
+// `zeros` (erosion) the zero bytes are the set bits and what turned on is
+// written back as 0.
 TEST(BitPlanes, PackAndUnpack) {
   std::mt19937_64 rng(17);
-  for (int64_t w : {1, 7, 31, 32, 33, 64, 100, 257}) {
-    const Rect core(40, 9, w, 5);
-    Image j(kGray8, core.grown(1)), i(kGray8, core);
-    for (int64_t y = core.y - 1; y <= core.y1(); ++y)
-      for (int64_t x = core.x - 1; x <= core.x1(); ++x) {
-        const uint64_t r = rng() % 4;
-        j.ptr<uint8_t>(x, y)[0] = r == 0 ? 255 : r == 1 ? 3 : 0;
-        if (core.contains(x, y)) i.ptr<uint8_t>(x, y)[0] = rng() % 3 ? 200 : 0;
-      }
-    const int pitch = bit_plane_pitch(w);
-    std::vector<uint32_t> on(static_cast<size_t>(pitch * (core.h + 2)), 0xdeadbeef), allowed(on.size(), 0xdeadbeef);
-    pack_tile_bits(j.view(), i.view(), core, on.data(), allowed.data());
-    auto bit = [&](const std::vector<uint32_t>& p, int64_t x, int64_t y) {  // image coordinates
-      const int64_t ry = y - core.y + 1, lx = x - core.x;
-      const int64_t k = lx < 0 ? 0 : lx / 32 + 1, b = lx < 0 ? 31 : lx % 32;
-      return (p[static_cast<size_t>(ry * pitch + k)] >> b) & 1u;
-    };
-    int64_t set_on = 0, set_allowed = 0;
-    for (int64_t y = core.y - 1; y <= core.y1(); ++y)
-      for (int64_t x = core.x - 1; x <= core.x1(); ++x) {
-        ASSERT_EQ(bit(on, x, y), j.ptr<uint8_t>(x, y)[0] != 0) << w << " " << x << "," << y;
-        const bool a = core.contains(x, y) && i.ptr<uint8_t>(x, y)[0] != 0;
-        if (x < core.x1()) {
-          ASSERT_EQ(bit(allowed, x, y), a) << w << " " << x << "," << y;
+  for (bool zeros : {false, true})
+    for (int64_t w : {1, 7, 31, 32, 33, 64, 100, 257}) {
+      const Rect core(40, 9, w, 5);
+      Image j(kGray8, core.grown(1)), i(kGray8, core);
+      for (int64_t y = core.y - 1; y <= core.y1(); ++y)
+        for (int64_t x = core.x - 1; x <= core.x1(); ++x) {
+          const uint64_t r = rng() % 4;
+          j.ptr<uint8_t>(x, y)[0] = r == 0 ? 255 : r == 1 ? 3 : 0;
+          if (core.contains(x, y)) i.ptr<uint8_t>(x, y)[0] = rng() % 3 ? 200 : 0;
         }
-        set_on += bit(on, x, y), set_allowed += a;
-      }
-    int64_t total_on = 0, total_allowed = 0;
-    for (size_t k = 0; k < on.size(); ++k)
-      total_on += __builtin_popcount(on[k]), total_allowed += __builtin_popcount(allowed[k]);
-    EXPECT_EQ(total_on, set_on) << "bits beyond the ring";
-    EXPECT_EQ(total_allowed, set_allowed) << "bits outside the core";
-    // Turn on some allowed pixels (and, wrongly, the ring's right column:
-    // unpacking writes core pixels only).
-    std::vector<uint32_t> after = on;
-    Image want(kGray8, j.rect());
-    copy_overlap(j.view(), want.view());
-    int64_t turned = 0;
-    for (int64_t y = core.y; y < core.y1(); ++y)
-      for (int64_t x = core.x; x < core.x1(); ++x)
-        if (bit(allowed, x, y) && !bit(on, x, y) && rng() % 2) {
-          const int64_t lx = x - core.x;
-          after[static_cast<size_t>((y - core.y + 1) * pitch + lx / 32 + 1)] |= 1u << (lx % 32);
-          want.ptr<uint8_t>(x, y)[0] = 255, ++turned;
+      const int pitch = bit_plane_pitch(w);
+      std::vector<uint32_t> on(static_cast<size_t>(pitch * (core.h + 2)), 0xdeadbeef), allowed(on.size(), 0xdeadbeef);
+      pack_tile_bits(j.view(), i.view(), core, on.data(), allowed.data(), zeros);
+      auto bit = [&](const std::vector<uint32_t>& p, int64_t x, int64_t y) {  // image coordinates
+        const int64_t ry = y - core.y + 1, lx = x - core.x;
+        const int64_t k = lx < 0 ? 0 : lx / 32 + 1, b = lx < 0 ? 31 : lx % 32;
+        return (p[static_cast<size_t>(ry * pitch + k)] >> b) & 1u;
+      };
+      int64_t set_on = 0, set_allowed = 0;
+      for (int64_t y = core.y - 1; y <= core.y1(); ++y)
+        for (int64_t x = core.x - 1; x <= core.x1(); ++x) {
+          ASSERT_EQ(bit(on, x, y), (j.ptr<uint8_t>(x, y)[0] != 0) != zeros) << w << " " << x << "," << y;
+          const bool a = core.contains(x, y) && (i.ptr<uint8_t>(x, y)[0] != 0) != zeros;
+          if (x < core.x1()) {
+            ASSERT_EQ(bit(allowed, x, y), a) << w << " " << x << "," << y;
+          }
+          set_on += bit(on, x, y), set_allowed += a;
         }
-    if (w % 32) after[static_cast<size_t>(pitch + w / 32 + 1)] |= 1u << (w % 32);
-    EXPECT_EQ(unpack_new_bits(on.data(), after.data(), j.view(), core), turned) << w;
-    EXPECT_EQ(test::diff_images(j.view(), want.view()), "") << w;
-  }
+      int64_t total_on = 0, total_allowed = 0;
+      for (size_t k = 0; k < on.size(); ++k)
+        total_on += __builtin_popcount(on[k]), total_allowed += __builtin_popcount(allowed[k]);
+      EXPECT_EQ(total_on, set_on) << "bits beyond the ring";
+      EXPECT_EQ(total_allowed, set_allowed) << "bits outside the core";
+      // Turn on some allowed pixels (and, wrongly, the ring's right column:
+      // unpacking writes core pixels only).
+      std::vector<uint32_t> after = on;
+      Image want(kGray8, j.rect());
+      copy_overlap(j.view(), want.view());
+      int64_t turned = 0;
+      for (int64_t y = core.y; y < core.y1(); ++y)
+        for (int64_t x = core.x; x < core.x1(); ++x)
+          if (bit(allowed, x, y) && !bit(on, x, y) && rng() % 2) {
+            const int64_t lx = x - core.x;
+            after[static_cast<size_t>((y - core.y + 1) * pitch + lx / 32 + 1)] |= 1u << (lx % 32);
+            want.ptr<uint8_t>(x, y)[0] = zeros ? 0 : 255, ++turned;
+          }
+      if (w % 32) after[static_cast<size_t>(pitch + w / 32 + 1)] |= 1u << (w % 32);
+      EXPECT_EQ(unpack_new_bits(on.data(), after.data(), j.view(), core, zeros), turned) << w << " zeros " << zeros;
+      EXPECT_EQ(test::diff_images(j.view(), want.view()), "") << w << " zeros " << zeros;
+    }
 }
 
 TEST(Reconstruct, BadInput) {

@@ -10,6 +10,8 @@
 #include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/lanes.hpp"
+#include "engine/ops/device_chain.hpp"
+#include "engine/ops/device_tiles.hpp"
 #include "engine/ops/reduce.hpp"
 
 namespace tw::ops {
@@ -56,12 +58,28 @@ __global__ void histogram_kernel(Op op, const typename Op::In* px, int64_t n, in
 
 // Runs fn(lane, cell index, device pixels, n) for each of `cells`
 // (reduce_cells), in parallel; a cell's pixels reach the device packed.
+// Where the input gives its tiles on this device (a GPU chain, a result
+// left in device memory), a cell is made there: nothing crosses the bus.
 template <class Op, class Fn>
 void for_each_cell_on_device(const TileSource& in, const std::vector<Rect>& cells, cuda::LanePool& pool, Fn&& fn) {
   const PixelFormat f = in_format<Op>();
+  const DeviceTiles* chain = in.device_tiles();
+  const bool on_device = chain && chain->device() == pool.device();
   tbb::parallel_for(int64_t{0}, static_cast<int64_t>(cells.size()), [&](int64_t b) {
     const Rect& r = cells[static_cast<size_t>(b)];
     const size_t bytes = static_cast<size_t>(r.area()) * f.bytes_per_pixel();
+    if (on_device) {
+      Image host;
+      chain->stage(r, host);  // before taking a lane, as a GPU op's read does
+      cuda::DeviceScope scope(pool.device());
+      auto lane = pool.acquire();
+      const cudaStream_t s = lane->stream.get();
+      DeviceChain c{s, &*lane, &host, cuda::StreamScratch(s)};
+      uint8_t* px = c.scratch.alloc(bytes);
+      chain->compute(r, px, static_cast<size_t>(r.w) * f.bytes_per_pixel(), c);
+      fn(*lane, b, reinterpret_cast<const typename Op::In*>(px), r.area());  // waits for its stream
+      return;
+    }
     // Read before taking a lane (the input may be a GPU op on the same pool).
     const Image px = in.read(0, r);
     cuda::DeviceScope scope(pool.device());

@@ -10,7 +10,10 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/cuda/device.hpp"
+#include "engine/cuda/device_image.hpp"
 #include "engine/memory.hpp"
+#include "engine/ops/device_tiles.hpp"
 #include "engine/progress.hpp"
 #include "engine/scratch_store.hpp"
 #include "jobs/op_runner.hpp"
@@ -59,8 +62,43 @@ class BarrierTicker {
   std::thread thread_;
 };
 
-// A computed input stored once, for ops that read their input twice.
-SourceP store_input(const SourceP& in, ExecContext& ctx, const std::string& name) {
+// On CUDA, a GPU chain's result stored in device memory where it fits a
+// quarter of the device budget: its readers (GPU ops, GPU reductions: Otsu's
+// histogram) take it there, and it never crosses the bus (a 2-GP chain's
+// Otsu input went down, up for the histogram and up again for the
+// threshold: 6 GB). Null where it does not fit or is not on a GPU.
+SourceP store_input_on_device(const SourceP& in, const ExecContext& ctx, const std::string& name) {
+  const DeviceTiles* chain = in->device_tiles();
+  if (!ctx.backend.is_cuda() || !chain) return nullptr;
+  const LevelInfo& l0 = in->level(0);
+  const PixelFormat fmt = in->info().fmt;
+  const size_t bytes = static_cast<size_t>(l0.width) * static_cast<size_t>(l0.height) * fmt.bytes_per_pixel();
+  const std::vector<CudaDeviceInfo> devs = cuda_devices();
+  const int dev = chain->device();
+  if (dev < 0 || static_cast<size_t>(dev) >= devs.size() ||
+      bytes > gpu_memory_budget(ctx.gpu_memory, devs[static_cast<size_t>(dev)].free_bytes) / 4)
+    return nullptr;
+  std::shared_ptr<uint8_t> mem;
+  try {
+    mem = allocate_device_bytes(dev, bytes);
+  } catch (const CudaError&) {
+    return nullptr;  // the device is fuller than its budget says: the host store
+  }
+  DeviceImage img;
+  img.device = dev, img.data = mem.get(), img.pitch = static_cast<size_t>(l0.width) * fmt.bytes_per_pixel();
+  img.fmt = fmt, img.width = l0.width, img.height = l0.height;
+  compute_into_device(*in, img);
+  SourcePtr stored = make_device_image_source(img, std::move(mem), name);
+  std::const_pointer_cast<TileSource>(stored)->set_resolution(in->info().mpp_x, in->info().mpp_y);
+  return stored;
+}
+
+// A computed input stored once, for ops that read their input twice (on
+// the device where it may be: `device`), or a streamed result that several
+// passes read (on the host: some of them read it there).
+SourceP store_input(const SourceP& in, ExecContext& ctx, const std::string& name, bool device = false) {
+  if (device)
+    if (SourceP on_device = store_input_on_device(in, ctx, name)) return on_device;
   const LevelInfo& l0 = in->level(0);
   const TileGrid grid{l0.width, l0.height, ctx.tile, ctx.tile};
   const size_t bytes =
@@ -173,7 +211,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
         for (size_t k = 0; k < in.size(); ++k)
           if (ps.reads[k] >= static_cast<int>(inputs.size()) &&
               !plan.steps[static_cast<size_t>(ps.reads[k]) - inputs.size()].barrier) {
-            in[k] = store_input(in[k], ctx, "input of " + st.op->name);
+            in[k] = store_input(in[k], ctx, "input of " + st.op->name, true);
             b.stored_input = true;
           }
       const ResultPlace place(

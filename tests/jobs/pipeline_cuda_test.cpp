@@ -104,7 +104,8 @@ TEST(PipelineCudaResidency, FusedRunCrossesTheBusOnce) {
 // it in device memory (the EDT, in one band): the steps after it take it
 // there (the EDT's float32 result neither comes down nor goes up again),
 // and the output equals the CPU's at every tile size. A result that the
-// writer, a barrier or --keep reads comes down as before.
+// writer, a barrier or --keep reads comes down as before. Otsu's stored
+// input stays on the device too.
 TEST(PipelineCudaResidency, EdtResultStaysOnTheDevice) {
   TW_REQUIRE_GPU();
   const std::vector<std::string> chain = {"filter gray",
@@ -136,6 +137,16 @@ TEST(PipelineCudaResidency, EdtResultStaysOnTheDevice) {
     SCOPED_TRACE("tile " + std::to_string(tile));
     const Out gpu = run(chain, Backend::cuda(0), tile, false);
     EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.image.view()), "");
+    // Otsu's input (the gray image, computed on the GPU) is stored in device
+    // memory: the RGB input goes up once (3 bytes a pixel), and neither the
+    // histogram nor the threshold after it sends the gray image up again
+    // (2 bytes a pixel more when it was stored on the host). Fill-holes adds
+    // its bit planes (a quarter of a byte a pixel).
+    uint64_t up = 0;
+    for (int k = 0; k < 4; ++k) up += gpu.report[k]["bytes_uploaded"].get<uint64_t>();
+    EXPECT_TRUE(gpu.report[1]["stored_input"].get<bool>());
+    EXPECT_GE(up, static_cast<uint64_t>(3 * w * h));
+    EXPECT_LT(up, static_cast<uint64_t>(3.6 * static_cast<double>(w * h))) << gpu.report.dump();
     const nlohmann::json& edt = gpu.report[4];
     EXPECT_TRUE(edt["values"]["result_on_device"].get<bool>()) << edt.dump();
     // Down: the u8 output only, not the EDT's 4 bytes a pixel.

@@ -3,6 +3,7 @@
 // and odd tiles. Label `gpu`: skipped without a device.
 #include <gtest/gtest.h>
 
+#include "engine/byte_counters.hpp"
 #include "engine/memory_source.hpp"
 #include "engine/ops/reduce.hpp"
 #include "engine/ops/run_op.hpp"
@@ -80,6 +81,26 @@ TEST(CpuVsCuda, Reductions) {
       hst.channel = 2, hst.n = bins;
       EXPECT_EQ(ops::histogram(*rgb, hst, kCpu, "h"), ops::histogram(*rgb, hst, kGpu, "h")) << bins;
     }
+  }
+  // A GPU chain's result reduced where it lies (its tiles made on the
+  // device, nothing uploaded for the reduction): the same figures.
+  {
+    const SourceP rgb = src(kRgb8, 2049, 1031, 10);
+    const SourceP gray_gpu = ops::run_op(rgb, ops::Gray{}, kGpu, "gray");
+    const SourceP gray_cpu = ops::run_op(rgb, ops::Gray{}, kCpu, "gray");
+    ASSERT_NE(gray_gpu->device_tiles(), nullptr);
+    const auto a = ops::reduce(*gray_cpu, ops::Stats<1>{}, kCpu, "stats");
+    const ByteCounts before = process_byte_counts();
+    const auto g = ops::reduce(*gray_gpu, ops::Stats<1>{}, kGpu, "stats");
+    ops::ChannelHistogram<1> hst;
+    const auto hg = ops::histogram(*gray_gpu, hst, kGpu, "h");
+    const ByteCounts moved = process_byte_counts() - before;
+    EXPECT_EQ(a.sum[0], g.sum[0]);
+    EXPECT_EQ(a.lo[0], g.lo[0]);
+    EXPECT_EQ(a.hi[0], g.hi[0]);
+    EXPECT_EQ(ops::histogram(*gray_cpu, hst, kCpu, "h"), hg);
+    // Only the RGB input goes up (3 bytes a pixel, twice: two passes).
+    EXPECT_LE(moved.uploaded, static_cast<uint64_t>(2 * 3 * 2049 * 1031));
   }
   // A flat image: every pixel in one bin (the privatised histograms' case).
   Image flat(kGray8, Rect(0, 0, 3000, 2000));

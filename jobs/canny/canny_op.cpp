@@ -52,8 +52,10 @@ void register_canny(OpRegistry& r) {
       canny = canny_itk(gray, ip, job);
     }
     // The hysteresis store is read once, in order, by the writer.
-    canny.hysteresis.image->set_cache_bytes(ctx.memory / 4);
-    ctx.take_memory(ctx.memory / 4);
+    if (canny.hysteresis.store) {
+      canny.hysteresis.store->set_cache_bytes(ctx.memory / 4);
+      ctx.take_memory(ctx.memory / 4);
+    }
     OpResult res = filter_result("canny", canny.edges, ctx);
     res.values["tile_visits"] = canny.hysteresis.wavefront.tile_visits;
     res.values["wavefront_seconds"] = canny.hysteresis.wavefront.seconds;

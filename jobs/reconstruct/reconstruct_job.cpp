@@ -10,6 +10,8 @@
 #include "engine/memory.hpp"
 #include "engine/ops/clones.hpp"
 #include "engine/trace.hpp"
+#include "jobs/reconstruct/binary_whole.hpp"
+#include "kernels/reconstruct/bit_planes.hpp"
 
 namespace tw {
 namespace {
@@ -31,13 +33,6 @@ TW_CLONES bool out_of_order(const uint8_t* __restrict a, const uint8_t* __restri
 }
 TW_CLONES bool out_of_order(const uint16_t* __restrict a, const uint16_t* __restrict b, int64_t n, bool dilation) {
   return out_of_order_loop(a, b, n, dilation);
-}
-
-// Whether any sample is neither 0 nor 255.
-TW_CLONES bool not_binary(const uint8_t* __restrict a, int64_t n) {
-  uint8_t acc = 0;  // 0 and 255 plus one are 1 and 0; anything else has a bit above bit 0
-  for (int64_t x = 0; x < n; ++x) acc |= static_cast<uint8_t>((a[x] + 1) & 0xFE);
-  return acc != 0;
 }
 
 // Copies marker/mask tile (tx, ty) into the stores, enforcing marker <= mask
@@ -74,8 +69,8 @@ std::string load_tile(const TileSource& marker, const TileSource& mask, ScratchS
     }
     if constexpr (sizeof(T) == 1) {
       for (int64_t y = r.y; y < r.y1() && binary && binary->load(std::memory_order_relaxed); ++y)
-        if (not_binary(jp.image().row<uint8_t>(y) + (r.x - jp.image().rect().x), r.w) ||
-            not_binary(ip.image().row<uint8_t>(y) + (r.x - ip.image().rect().x), r.w))
+        if (!bytes_binary(jp.image().row<uint8_t>(y) + (r.x - jp.image().rect().x), r.w) ||
+            !bytes_binary(ip.image().row<uint8_t>(y) + (r.x - ip.image().rect().x), r.w))
           binary->store(false, std::memory_order_relaxed);
     }
     return "";
@@ -140,6 +135,7 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   if (marker.info().fmt != fmt)
     throw InputError("the marker (" + marker.info().fmt.str() + ") and the mask (" + fmt.str() +
                      ") must have the same pixel type");
+  if (std::optional<ReconstructResult> whole = reconstruct_binary_whole(marker, mask, job)) return std::move(*whole);
   ReconstructResult res;
   const bool cuda = job.backend.is_cuda();
   auto rule = cuda ? make_cuda_reconstruct_rule(job.backend.device, fmt, job.params, &res.gpu)
@@ -192,8 +188,9 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   wo.ranks = job.ranks;
   TraceSpan run_span("reconstruct-wavefront", g.count());
   res.wavefront = run_wavefront(*j, i, *rule, wo);
-  res.store = j->stats();
-  res.image = std::move(j);
+  res.store_stats = j->stats();
+  res.image = j;
+  res.store = std::move(j);
   return res;
 }
 }  // namespace
@@ -204,6 +201,7 @@ ReconstructJob reconstruct_job(const ExecContext& ctx, ReconstructParams params,
   job.clip = clip;
   job.tile = ctx.tile;
   job.memory = ctx.memory;
+  job.gpu_memory = ctx.gpu_memory;
   job.scratch_near = ctx.scratch_near;
   job.backend = ctx.backend;
   job.ranks = ctx.ranks;

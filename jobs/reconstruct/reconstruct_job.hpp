@@ -26,8 +26,12 @@ struct ReconstructJob {
   // (never below `tile`).
   int64_t gpu_tile = 0;
   size_t memory = size_t{1} << 30;
+  size_t gpu_memory = 0;     // device budget (0: half the free memory)
   std::string scratch_near;  // scratch files go beside this path
   Backend backend;
+  // With CUDA, a binary image whose bit planes fit both budgets is solved
+  // whole on the device (binary_whole.hpp); false: always the tile wavefront.
+  bool whole_image_on_device = true;
   // Several ranks: the propagation is split over them, and each ends with
   // the whole result (every rank loads the same inputs).
   Ranks* ranks = nullptr;
@@ -44,9 +48,10 @@ constexpr int64_t kCudaTile = 4096;
 constexpr int64_t kCudaTileMax = 8192;
 
 struct ReconstructResult {
-  std::shared_ptr<ScratchStore> image;  // the reconstruction
+  std::shared_ptr<const TileSource> image;  // the reconstruction
+  std::shared_ptr<ScratchStore> store;      // its tile store (null when solved whole on the device)
   WavefrontStats wavefront;
-  ScratchStore::Stats store;
+  ScratchStore::Stats store_stats;
   GpuWavefrontStats gpu;    // with CUDA
   bool gpu_binary = false;  // ran the bit-plane kernel (binary input)
 };

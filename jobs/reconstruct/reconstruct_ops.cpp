@@ -37,8 +37,10 @@ ReconstructParams params_of(const OpParams& p, ReconstructMethod method) {
 // The wavefront is done: its result is read once, in order, by the writer,
 // which gets most of the budget; the report's figures and summary line.
 OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext& ctx, std::string description) {
-  r.image->set_cache_bytes(ctx.memory / 4);
-  ctx.take_memory(ctx.memory / 4);
+  if (r.store) {
+    r.store->set_cache_bytes(ctx.memory / 4);
+    ctx.take_memory(ctx.memory / 4);
+  }
   OpResult res;
   res.image = std::move(image);
   res.description = std::move(description);
@@ -54,8 +56,9 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
                 {"gpu_kernel_seconds", r.gpu.kernel_seconds},
                 {"gpu_transfer_seconds", r.gpu.transfer_seconds},
                 {"gpu_host_seconds", r.gpu.host_seconds},  // staging and comparing tiles on the host
-                {"tiles_spilled", r.store.spills},
-                {"tiles_reloaded", r.store.loads},
+                {"tiles_spilled", r.store_stats.spills},
+                {"tiles_reloaded", r.store_stats.loads},
+                {"gpu_whole_image", !r.store},  // solved whole on the device: no tiles
                 // Split over ranks: edges, termination waves and the result's gather.
                 {"rank_messages", r.wavefront.messages},
                 {"rank_message_bytes", r.wavefront.message_bytes}};

@@ -37,7 +37,30 @@ TW_CLONES void pack_bytes(const uint8_t* __restrict p, int64_t n, uint32_t* __re
   for (; k < words; ++k) out[k] = 0;
 }
 
+// Whether any byte is neither 0 nor 255: 0 and 255 plus one are 1 and 0,
+// anything else has a bit above bit 0.
+TW_CLONES bool any_not_binary(const uint8_t* __restrict a, int64_t n) {
+  uint8_t acc = 0;
+  for (int64_t x = 0; x < n; ++x) acc |= static_cast<uint8_t>((a[x] + 1) & 0xFE);
+  return acc != 0;
+}
+
 }  // namespace
+
+void pack_row_bits(const uint8_t* p, int64_t n, uint32_t* out, int64_t words, bool zeros) {
+  pack_bytes(p, n, out, words, zeros ? ~0u : 0u);
+}
+
+void unpack_row_bits(const uint32_t* row, int64_t x0, int64_t n, uint8_t* out, uint8_t on, uint8_t off) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t x = x0 + i;
+    out[i] = (row[x / 32 + 1] >> (x % 32)) & 1u ? on : off;
+  }
+}
+
+bool bytes_binary(const uint8_t* p, int64_t n) {
+  return !any_not_binary(p, n);
+}
 
 void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed,
                     bool zeros) {

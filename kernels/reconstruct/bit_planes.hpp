@@ -24,6 +24,18 @@ inline int bit_plane_pitch(int64_t w) {
 void pack_tile_bits(const ImageView& j, const ImageView& i, const Rect& core, uint32_t* on, uint32_t* allowed,
                     bool zeros = false);
 
+// One row of n bytes as words (bit i of out[k]: byte 32k + i nonzero; with
+// `zeros`, zero), words up to `words` beyond them zero: a plane row from
+// word 1 on.
+void pack_row_bits(const uint8_t* p, int64_t n, uint32_t* out, int64_t words, bool zeros);
+
+// Bytes x0 .. x0 + n - 1 of a plane row (word k + 1 holds x = 32k ..):
+// `on` where the bit is set, `off` where not.
+void unpack_row_bits(const uint32_t* row, int64_t x0, int64_t n, uint8_t* out, uint8_t on, uint8_t off);
+
+// Whether every one of the n bytes is 0 or 255 (a binary image's).
+bool bytes_binary(const uint8_t* p, int64_t n);
+
 // Writes 255 (with `zeros`: 0) into j at every core pixel set in `after` but
 // not in `before` (pixels only turn on); returns how many. Rows in parallel.
 int64_t unpack_new_bits(const uint32_t* before, const uint32_t* after, const ImageView& j, const Rect& core,

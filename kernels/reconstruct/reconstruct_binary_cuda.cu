@@ -177,6 +177,59 @@ __global__ void __launch_bounds__(64) visit_queued(Bits g, Queue q) {
   if (lane == 0) atomicAdd(q.visits, visits);
 }
 
+// Reconstructs bit planes of a w x h core (bit_planes.hpp's layout) on the
+// device: `on` and `allowed` go up, the result comes back into `result`.
+// The caller holds ws.mu. Host buffers may be pinned (full PCIe rate) or not.
+template <bool kEight>
+void solve_planes(mp_queue::Workspace& ws, int device, const uint32_t* on, const uint32_t* allowed, uint32_t* result,
+                  int w, int h, GpuWavefrontStats* stats) {
+  cuda::DeviceScope scope(device);
+  if (!ws.stream) ws.stream = std::make_unique<cuda::Stream>();
+  const int nbx = (w + 31) / 32, nby = (h + 31) / 32, n = nbx * nby;
+  Bits g{nullptr, nullptr, nbx + 2, h + 2, nbx, nby};
+  const size_t words = static_cast<size_t>(g.pitch) * g.rows;
+  if (ws.j.size() < words) {
+    ws.j = cuda::DeviceBuffer<uint32_t>();  // the old ones go first: a whole image's planes are large
+    ws.i = cuda::DeviceBuffer<uint32_t>();
+    ws.j = cuda::DeviceBuffer<uint32_t>(words);
+    ws.i = cuda::DeviceBuffer<uint32_t>(words);
+  }
+  g.on = ws.j.get(), g.allowed = ws.i.get();
+  int per_sm = 0, sms = 0;
+  TW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, visit_queued<kEight>, 64, 0));
+  TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // A few warps per SM drain the queue fastest: more only poll it
+  // (H100, 16384^2 Canny: 0.055 ms with 8 blocks of 2 warps per SM, 0.075 ms with 32).
+  const int blocks = std::max(1, std::min(std::min(per_sm, 8) * sms, (n + 1) / 2));
+  const cudaStream_t s = ws.stream->get();
+  cuda::Event t0, t1, t2, t3;
+  t0.record(s);
+  TW_CUDA_CHECK(cudaMemcpyAsync(g.on, on, words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+  TW_CUDA_CHECK(cudaMemcpyAsync(ws.i.get(), allowed, words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+  t1.record(s);
+  const Queue q = mp_queue::reset_queue(ws, n, 2 * blocks, false, s);
+  visit_all<kEight><<<(n + 7) / 8, 256, 0, s>>>(g, q, n);
+  TW_CUDA_CHECK_LAUNCH();
+  visit_queued<kEight><<<blocks, 64, 0, s>>>(g, q);
+  TW_CUDA_CHECK_LAUNCH();
+  t2.record(s);
+  TW_CUDA_CHECK(cudaMemcpyAsync(result, g.on, words * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+  count_uploaded(2 * words * sizeof(uint32_t));
+  count_downloaded(words * sizeof(uint32_t));
+  unsigned long long visits = 0;
+  TW_CUDA_CHECK(cudaMemcpyAsync(&visits, q.visits, sizeof visits, cudaMemcpyDeviceToHost, s));
+  t3.record(s);
+  {
+    TraceSpan span("binary-gpu", h);
+    ws.stream->sync();
+  }
+  if (stats) {
+    stats->megapixel_visits += n + static_cast<int64_t>(visits);
+    stats->kernel_seconds += t2.ms_since(t1) * 1e-3;
+    stats->transfer_seconds += (t1.ms_since(t0) + t3.ms_since(t2)) * 1e-3;
+  }
+}
+
 template <bool kEight>
 class BinaryRule : public TilePropagator {
  public:
@@ -192,28 +245,13 @@ class BinaryRule : public TilePropagator {
   bool propagate(const ImageView& jv, const ImageView& iv, const Rect& core) const override {
     std::lock_guard<std::mutex> lock(ws_.mu);
     cuda::DeviceScope scope(device_);
-    if (!ws_.stream) ws_.stream = std::make_unique<cuda::Stream>();
     const int w = static_cast<int>(core.w), h = static_cast<int>(core.h);
-    const int nbx = (w + 31) / 32, nby = (h + 31) / 32, n = nbx * nby;
-    Bits g{nullptr, nullptr, nbx + 2, h + 2, nbx, nby};
-    const size_t words = static_cast<size_t>(g.pitch) * g.rows;
-    if (ws_.j.size() < words) {
-      ws_.j = cuda::DeviceBuffer<uint32_t>(words);
-      ws_.i = cuda::DeviceBuffer<uint32_t>(words);
-    }
-    g.on = ws_.j.get(), g.allowed = ws_.i.get();
+    const size_t words = static_cast<size_t>(bit_plane_pitch(w)) * (h + 2);
     if (ws_.host_on.size() < words) {
       ws_.host_on = cuda::PinnedBuffer<uint32_t>(words);
       ws_.host_allowed = cuda::PinnedBuffer<uint32_t>(words);
       ws_.host_result = cuda::PinnedBuffer<uint32_t>(words);
     }
-    int per_sm = 0, sms = 0;
-    TW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, visit_queued<kEight>, 64, 0));
-    TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    // A few warps per SM drain the queue fastest: more only poll it
-    // (H100, 16384^2 Canny: 0.055 ms with 8 blocks of 2 warps per SM, 0.075 ms with 32).
-    const int blocks = std::max(1, std::min(std::min(per_sm, 8) * sms, (n + 1) / 2));
-    const cudaStream_t s = ws_.stream->get();
     // Packed on the host into pinned memory: an eighth of the bytes to copy,
     // at the full PCIe rate (pageable copies of the byte planes ran at ~3 GB/s).
     const auto h0 = std::chrono::steady_clock::now();
@@ -222,38 +260,12 @@ class BinaryRule : public TilePropagator {
       pack_tile_bits(jv, iv, core, ws_.host_on.get(), ws_.host_allowed.get(), zeros_);
     }
     const auto h1 = std::chrono::steady_clock::now();
-    cuda::Event t0, t1, t2, t3;
-    t0.record(s);
-    TW_CUDA_CHECK(cudaMemcpyAsync(g.on, ws_.host_on.get(), words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-    TW_CUDA_CHECK(
-        cudaMemcpyAsync(ws_.i.get(), ws_.host_allowed.get(), words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-    t1.record(s);
-    const Queue q = mp_queue::reset_queue(ws_, n, 2 * blocks, false, s);
-    visit_all<kEight><<<(n + 7) / 8, 256, 0, s>>>(g, q, n);
-    TW_CUDA_CHECK_LAUNCH();
-    visit_queued<kEight><<<blocks, 64, 0, s>>>(g, q);
-    TW_CUDA_CHECK_LAUNCH();
-    t2.record(s);
-    TW_CUDA_CHECK(cudaMemcpyAsync(ws_.host_result.get(), g.on, words * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
-    count_uploaded(2 * words * sizeof(uint32_t));
-    count_downloaded(words * sizeof(uint32_t));
-    unsigned long long visits = 0;
-    TW_CUDA_CHECK(cudaMemcpyAsync(&visits, q.visits, sizeof visits, cudaMemcpyDeviceToHost, s));
-    t3.record(s);
-    {
-      TraceSpan span("binary-gpu", core.h);
-      ws_.stream->sync();
-    }
+    solve_planes<kEight>(ws_, device_, ws_.host_on.get(), ws_.host_allowed.get(), ws_.host_result.get(), w, h, stats_);
     const auto h2 = std::chrono::steady_clock::now();
     TraceSpan span("binary-unpack", core.h);
     const bool changed = unpack_new_bits(ws_.host_on.get(), ws_.host_result.get(), jv, core, zeros_) > 0;
     const auto h3 = std::chrono::steady_clock::now();
-    if (stats_) {
-      stats_->megapixel_visits += n + static_cast<int64_t>(visits);
-      stats_->kernel_seconds += t2.ms_since(t1) * 1e-3;
-      stats_->transfer_seconds += (t1.ms_since(t0) + t3.ms_since(t2)) * 1e-3;
-      stats_->host_seconds += std::chrono::duration<double>((h1 - h0) + (h3 - h2)).count();
-    }
+    if (stats_) stats_->host_seconds += std::chrono::duration<double>((h1 - h0) + (h3 - h2)).count();
     return changed;
   }
 
@@ -271,6 +283,19 @@ std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int device, in
   if (connectivity == 8) return std::make_unique<BinaryRule<true>>(device, dilate, stats);
   if (connectivity == 4) return std::make_unique<BinaryRule<false>>(device, dilate, stats);
   throw InputError("connectivity must be 4 or 8");
+}
+
+void reconstruct_binary_planes(int device, int connectivity, uint32_t* on, const uint32_t* allowed, int64_t w,
+                               int64_t h, GpuWavefrontStats* stats) {
+  if (connectivity != 4 && connectivity != 8) throw InputError("connectivity must be 4 or 8");
+  if (w >= (int64_t{1} << 31) || h >= (int64_t{1} << 31) || ((w + 31) / 32) * ((h + 31) / 32) >= (int64_t{1} << 31))
+    throw InputError("the image is too large for one GPU reconstruction");
+  mp_queue::Workspace& ws = mp_queue::workspace(device);
+  std::lock_guard<std::mutex> lock(ws.mu);
+  if (connectivity == 8)
+    solve_planes<true>(ws, device, on, allowed, on, static_cast<int>(w), static_cast<int>(h), stats);
+  else
+    solve_planes<false>(ws, device, on, allowed, on, static_cast<int>(w), static_cast<int>(h), stats);
 }
 
 }  // namespace tw

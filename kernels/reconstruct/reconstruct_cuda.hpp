@@ -32,4 +32,12 @@ std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int device, PixelForm
 std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int device, int connectivity,
                                                                   GpuWavefrontStats* stats, bool dilate = true);
 
+// A whole image's binary reconstruction by dilation in one go, its bit
+// planes (bit_planes.hpp's layout for a core at the origin; the ring and the
+// words past the image zero in both) held by the caller: `on` goes up with
+// `allowed`, and comes back as the result. For erosion, pass the planes of
+// the complements (the zero bytes). Device memory: both planes.
+void reconstruct_binary_planes(int device, int connectivity, uint32_t* on, const uint32_t* allowed, int64_t w,
+                               int64_t h, GpuWavefrontStats* stats);
+
 }  // namespace tw

@@ -13,4 +13,8 @@ std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int, int, GpuW
   throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
 }
 
+void reconstruct_binary_planes(int, int, uint32_t*, const uint32_t*, int64_t, int64_t, GpuWavefrontStats*) {
+  throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
+}
+
 }  // namespace tw

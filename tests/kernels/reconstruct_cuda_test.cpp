@@ -23,11 +23,12 @@ Image copy_of(const Image& a) {
 }
 
 Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, ReconstructResult* out = nullptr,
-          int64_t gpu_tile = kCudaTile) {
+          int64_t gpu_tile = kCudaTile, bool whole = true) {
   MemorySource s(copy_of(seed)), m(copy_of(mask));
   ReconstructJob job;
   job.params = p;
   job.gpu_tile = gpu_tile;
+  job.whole_image_on_device = whole;
   job.scratch_near = "/tmp/tilewave-test";
   if (cuda) job.backend.kind = Backend::Kind::kCuda;
   ReconstructResult r = reconstruct(s, m, job);
@@ -36,14 +37,27 @@ Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, 
   return img;
 }
 
+// The GPU's result equals the CPU's: through the tile wavefront, and (a
+// binary image) solved whole on the device as well.
 void expect_same(const Image& seed, const Image& mask, ReconstructParams p, const std::string& what,
                  int64_t gpu_tile = kCudaTile, bool binary = false) {
-  ReconstructResult gr;
-  const Image g = run(seed, mask, p, true, &gr, gpu_tile);
   const Image c = run(seed, mask, p, false);
-  EXPECT_EQ(test::diff_images(g.view(), c.view()), "") << what;
-  EXPECT_GT(gr.gpu.megapixel_visits, 0) << what;
-  EXPECT_EQ(gr.gpu_binary, binary) << what;
+  for (bool whole : {false, true}) {
+    if (whole && !binary) continue;
+    ReconstructResult gr;
+    const Image g = run(seed, mask, p, true, &gr, gpu_tile, whole);
+    const std::string how = what + (whole ? " (whole image)" : " (tiles)");
+    EXPECT_EQ(test::diff_images(g.view(), c.view()), "") << how;
+    EXPECT_GT(gr.gpu.megapixel_visits, 0) << how;
+    EXPECT_EQ(gr.gpu_binary, binary) << how;
+    EXPECT_EQ(gr.store == nullptr, whole) << how;
+  }
+  if (!binary) {
+    // Not binary: the whole-image path declines, the tiles run.
+    ReconstructResult gr;
+    run(seed, mask, p, true, &gr, gpu_tile, true);
+    EXPECT_NE(gr.store, nullptr) << what;
+  }
 }
 
 // 255 where `img` is nonzero, optionally transposed.
@@ -207,6 +221,66 @@ TEST(CpuVsCuda, BinaryErosion) {
   expect_same(last, flat, {ReconstructMethod::kErosion, 8}, "binary erosion, single seed, two tiles", kCudaTile, true);
   last.ptr<uint8_t>(4999, 299)[0] = 91;
   expect_same(last, flat, {ReconstructMethod::kErosion, 8}, "grey erosion seed", kCudaTile, false);
+}
+
+// Where the whole-image path cannot answer it declines and the tiles run:
+// a binary marker above its mask (the same error as the CPU's, or clipped
+// with --clip), planes over the host budget.
+TEST(CpuVsCuda, BinaryWholeImageDeclines) {
+  TW_REQUIRE_GPU();
+  std::mt19937_64 rng(31);
+  const int64_t w = 3001, h = 2003;
+  Image mask(kGray8, Rect(0, 0, w, h)), seed(kGray8, mask.rect());
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const bool on = rng() % 100 < 45;
+      mask.ptr<uint8_t>(x, y)[0] = on ? 255 : 0;
+      seed.ptr<uint8_t>(x, y)[0] = on && rng() % 200 == 0 ? 255 : 0;
+    }
+  // Out of order at one pixel.
+  for (int64_t x = 0; x < w; ++x)
+    if (!mask.ptr<uint8_t>(x, 1500)[0]) {
+      seed.ptr<uint8_t>(x, 1500)[0] = 255;
+      break;
+    }
+  auto job_for = [&](bool cuda, bool clip, size_t memory) {
+    ReconstructJob job;
+    job.params = {ReconstructMethod::kDilation, 8};
+    job.clip = clip;
+    job.memory = memory;
+    job.scratch_near = "/tmp/tilewave-test";
+    if (cuda) job.backend.kind = Backend::Kind::kCuda;
+    return job;
+  };
+  MemorySource s(copy_of(seed)), m(copy_of(mask));
+  std::string cpu_error, gpu_error;
+  try {
+    reconstruct(s, m, job_for(false, false, size_t{1} << 30));
+  } catch (const InputError& e) {
+    cpu_error = e.what();
+  }
+  try {
+    reconstruct(s, m, job_for(true, false, size_t{1} << 30));
+  } catch (const InputError& e) {
+    gpu_error = e.what();
+  }
+  EXPECT_NE(cpu_error, "");
+  EXPECT_EQ(gpu_error, cpu_error);
+  const ReconstructResult c = reconstruct(s, m, job_for(false, true, size_t{1} << 30));
+  const ReconstructResult g = reconstruct(s, m, job_for(true, true, size_t{1} << 30));
+  EXPECT_NE(g.store, nullptr) << "out of order: the tiles, which clip";
+  EXPECT_TRUE(g.gpu_binary);
+  EXPECT_EQ(test::diff_images(g.image->read(0, mask.rect()).view(), c.image->read(0, mask.rect()).view()), "");
+  // In order, but the planes (2 x 1.5 MB) over half of a 2 MB budget.
+  for (int64_t x = 0; x < w; ++x) seed.ptr<uint8_t>(x, 1500)[0] &= mask.ptr<uint8_t>(x, 1500)[0];
+  MemorySource s2(copy_of(seed));
+  const ReconstructResult small = reconstruct(s2, m, job_for(true, false, size_t{2} << 20));
+  const ReconstructResult cpu = reconstruct(s2, m, job_for(false, false, size_t{1} << 30));
+  EXPECT_NE(small.store, nullptr);
+  EXPECT_EQ(test::diff_images(small.image->read(0, mask.rect()).view(), cpu.image->read(0, mask.rect()).view()), "");
+  const ReconstructResult big = reconstruct(s2, m, job_for(true, false, size_t{1} << 30));
+  EXPECT_EQ(big.store, nullptr);
+  EXPECT_EQ(test::diff_images(big.image->read(0, mask.rect()).view(), cpu.image->read(0, mask.rect()).view()), "");
 }
 
 }  // namespace

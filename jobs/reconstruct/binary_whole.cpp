@@ -1,0 +1,120 @@
+#include "jobs/reconstruct/binary_whole.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <chrono>
+#include <vector>
+
+#include "engine/cuda/device.hpp"
+#include "engine/trace.hpp"
+#include "kernels/reconstruct/bit_planes.hpp"
+#include "kernels/reconstruct/reconstruct_cuda.hpp"
+
+namespace tw {
+namespace {
+
+// The result: a bit plane, read as 0 and 255.
+class BitPlaneSource final : public TileSource {
+ public:
+  BitPlaneSource(std::vector<uint32_t> plane, int64_t pitch, int64_t w, int64_t h, bool zeros, const SourceInfo& like)
+      : plane_(std::move(plane)), pitch_(pitch), zeros_(zeros) {
+    info_.path = "reconstruction (bit plane)";
+    info_.format = "computed";
+    info_.fmt = kGray8;
+    info_.mpp_x = like.mpp_x, info_.mpp_y = like.mpp_y;
+    LevelInfo li;
+    li.width = w, li.height = h;
+    li.compression = "none (computed)";
+    info_.levels.push_back(li);
+  }
+
+ protected:
+  void read_inside(int, const ImageView& dst) const override {
+    const Rect& r = dst.rect;
+    // A set bit is a pixel that turned on: 255 by dilation, 0 by erosion
+    // (the planes held the complements).
+    const uint8_t on = zeros_ ? 0 : 255, off = zeros_ ? 255 : 0;
+    for (int64_t y = r.y; y < r.y1(); ++y)
+      unpack_row_bits(plane_.data() + (y + 1) * pitch_, r.x, r.w, dst.ptr<uint8_t>(r.x, y), on, off);
+  }
+
+ private:
+  std::vector<uint32_t> plane_;
+  int64_t pitch_;
+  bool zeros_;
+};
+
+}  // namespace
+
+std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& marker, const TileSource& mask,
+                                                          const ReconstructJob& job) {
+  if (!job.backend.is_cuda() || !job.whole_image_on_device || mask.info().fmt != kGray8 ||
+      marker.info().fmt != kGray8 || (job.ranks && job.ranks->size() > 1))
+    return std::nullopt;
+  const LevelInfo& l0 = mask.level(0);
+  const int64_t W = l0.width, H = l0.height;
+  if (marker.level(0).width != W || marker.level(0).height != H) return std::nullopt;
+  const int64_t pitch = bit_plane_pitch(W);
+  const size_t words = static_cast<size_t>(pitch) * static_cast<size_t>(H + 2);
+  const size_t plane_bytes = words * sizeof(uint32_t);
+  // Two planes on the host (the marker's becomes the result) within half the
+  // budget; on the device, the same two within half its budget.
+  if (2 * plane_bytes > job.memory / 2) return std::nullopt;
+  const std::vector<CudaDeviceInfo> devs = cuda_devices();
+  const int dev = job.backend.device;
+  if (dev < 0 || static_cast<size_t>(dev) >= devs.size() ||
+      2 * plane_bytes > gpu_memory_budget(job.gpu_memory, devs[static_cast<size_t>(dev)].free_bytes) / 2)
+    return std::nullopt;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool zeros = job.params.method == ReconstructMethod::kErosion;
+  std::vector<uint32_t> on(words, 0), allowed(words, 0);
+  // Bands of rows on all threads: read, marker taken, checked, packed. Any
+  // sample other than 0 and 255, or a marker out of order (which the tile
+  // path reports, or clips), stops it.
+  constexpr int64_t kBand = 64;
+  std::atomic<bool> refused{false};
+  {
+    TraceSpan span("reconstruct-load-bits", H);
+    tbb::parallel_for(int64_t{0}, (H + kBand - 1) / kBand, [&](int64_t b) {
+      if (refused.load(std::memory_order_relaxed)) return;
+      const Rect r(0, b * kBand, W, std::min(kBand, H - b * kBand));
+      Image mk(kGray8, r), mm(kGray8, r);
+      mask.read(0, mm.view());
+      if (job.marker_from_mask)
+        job.marker_from_mask(mm.view(), mk.view());
+      else
+        marker.read(0, mk.view());
+      for (int64_t y = r.y; y < r.y1(); ++y) {
+        const uint8_t* a = mk.row<uint8_t>(y);
+        const uint8_t* m = mm.row<uint8_t>(y);
+        if (!bytes_binary(a, W) || !bytes_binary(m, W)) return refused.store(true);
+        uint32_t* o = on.data() + (y + 1) * pitch;
+        uint32_t* al = allowed.data() + (y + 1) * pitch;
+        pack_row_bits(a, W, o + 1, pitch - 1, zeros);
+        pack_row_bits(m, W, al + 1, pitch - 1, zeros);
+        // Dilation: a marker pixel on where the mask is off; erosion, the
+        // same on the complements (marker 0 where the mask is 255).
+        uint32_t bad = 0;
+        for (int64_t k = 1; k < pitch; ++k) bad |= o[k] & ~al[k];
+        if (bad) return refused.store(true);
+      }
+    });
+  }
+  if (refused) return std::nullopt;
+  ReconstructResult res;
+  res.gpu_binary = true;
+  {
+    TraceSpan span("reconstruct-gpu-whole", H);
+    reconstruct_binary_planes(dev, job.params.connectivity, on.data(), allowed.data(), W, H, &res.gpu);
+  }
+  allowed = std::vector<uint32_t>();
+  res.wavefront.tiles = 1;
+  res.wavefront.tile_visits = 1;
+  res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.image = std::make_shared<BitPlaneSource>(std::move(on), pitch, W, H, zeros, mask.info());
+  return res;
+}
+
+}  // namespace tw

@@ -55,6 +55,8 @@ void register_canny(OpRegistry& r) {
     if (canny.hysteresis.store) {
       canny.hysteresis.store->set_cache_bytes(ctx.memory / 4);
       ctx.take_memory(ctx.memory / 4);
+    } else {
+      ctx.take_memory(canny.hysteresis.held_bytes);
     }
     OpResult res = filter_result("canny", canny.edges, ctx);
     res.values["tile_visits"] = canny.hysteresis.wavefront.tile_visits;

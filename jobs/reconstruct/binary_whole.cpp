@@ -113,6 +113,7 @@ std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& mark
   res.wavefront.tiles = 1;
   res.wavefront.tile_visits = 1;
   res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.held_bytes = plane_bytes;
   res.image = std::make_shared<BitPlaneSource>(std::move(on), pitch, W, H, zeros, mask.info());
   return res;
 }

@@ -50,6 +50,7 @@ constexpr int64_t kCudaTileMax = 8192;
 struct ReconstructResult {
   std::shared_ptr<const TileSource> image;  // the reconstruction
   std::shared_ptr<ScratchStore> store;      // its tile store (null when solved whole on the device)
+  size_t held_bytes = 0;                    // host memory the image holds without a store (its bit plane)
   WavefrontStats wavefront;
   ScratchStore::Stats store_stats;
   GpuWavefrontStats gpu;    // with CUDA

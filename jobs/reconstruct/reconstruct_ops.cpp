@@ -40,6 +40,8 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
   if (r.store) {
     r.store->set_cache_bytes(ctx.memory / 4);
     ctx.take_memory(ctx.memory / 4);
+  } else {
+    ctx.take_memory(r.held_bytes);  // the bit plane, held until the result goes
   }
   OpResult res;
   res.image = std::move(image);

@@ -113,14 +113,20 @@ TEST(CpuVsCuda, ReconstructWorstCases) {
   expect_same(mseed, maze, {ReconstructMethod::kDilation, 8}, "maze, GPU tiles of 256", 256);
 }
 
-// Binary input takes the bit-plane kernel: random masks near the percolation
-// threshold (clusters that branch through many megapixels and tiles, every
-// word layout of odd sizes), sparse seeds, both connectivities, small GPU
-// tiles; the serpentine corridors along rows and along columns (one row per
-// step inside a megapixel); a seed on the last pixel.
-TEST(CpuVsCuda, BinaryReconstruction) {
-  TW_REQUIRE_GPU();
-  std::mt19937_64 rng(11);
+// 255 - v for every pixel.
+Image complement(const Image& a) {
+  Image b = copy_of(a);
+  for (int64_t y = a.rect().y; y < a.rect().y1(); ++y)
+    for (int64_t x = a.rect().x; x < a.rect().x1(); ++x) b.ptr<uint8_t>(x, y)[0] = 255 - a.ptr<uint8_t>(x, y)[0];
+  return b;
+}
+
+// Random masks near the percolation threshold (clusters that branch through
+// many megapixels and tiles, every word layout of odd sizes) with sparse
+// seeds, both connectivities, small and large GPU tiles; for erosion, their
+// complements (the background floods in from the seeds' zeros).
+void random_binary_cases(std::mt19937_64& rng, ReconstructMethod method) {
+  const bool dil = method == ReconstructMethod::kDilation;
   for (int conn : {4, 8})
     for (const auto& [w, h] : {std::pair<int64_t, int64_t>{1000, 777}, {65, 33}, {2049, 31}, {1, 300}}) {
       // 8-connected clusters percolate above ~0.41 of the pixels, 4-connected above ~0.59.
@@ -132,11 +138,22 @@ TEST(CpuVsCuda, BinaryReconstruction) {
           mask.ptr<uint8_t>(x, y)[0] = on ? 255 : 0;
           seed.ptr<uint8_t>(x, y)[0] = on && rng() % 300 == 0 ? 255 : 0;
         }
-      const std::string what =
-          "random " + std::to_string(w) + "x" + std::to_string(h) + " conn " + std::to_string(conn);
-      for (int64_t tile : {int64_t{256}, kCudaTile})
-        expect_same(seed, mask, {ReconstructMethod::kDilation, conn}, what, tile, true);
+      if (!dil) mask = complement(mask), seed = complement(seed);
+      const std::string what = std::string(dil ? "random " : "erosion ") + std::to_string(w) + "x" + std::to_string(h) +
+                               " conn " + std::to_string(conn);
+      for (int64_t tile : {int64_t{256}, kCudaTile}) expect_same(seed, mask, {method, conn}, what, tile, true);
     }
+}
+
+// Binary input takes the bit-plane kernel: random masks near the percolation
+// threshold (clusters that branch through many megapixels and tiles, every
+// word layout of odd sizes), sparse seeds, both connectivities, small GPU
+// tiles; the serpentine corridors along rows and along columns (one row per
+// step inside a megapixel); a seed on the last pixel.
+TEST(CpuVsCuda, BinaryReconstruction) {
+  TW_REQUIRE_GPU();
+  std::mt19937_64 rng(11);
+  random_binary_cases(rng, ReconstructMethod::kDilation);
   for (bool columns : {false, true}) {
     const Image maze = binarised(test::serpentine_maze(1003, 997), columns);
     Image mseed(kGray8, maze.rect());
@@ -157,14 +174,6 @@ TEST(CpuVsCuda, BinaryReconstruction) {
   expect_same(last, flat, {ReconstructMethod::kDilation, 8}, "gray seed", kCudaTile, false);
 }
 
-// 255 - v for every pixel.
-Image complement(const Image& a) {
-  Image b = copy_of(a);
-  for (int64_t y = a.rect().y; y < a.rect().y1(); ++y)
-    for (int64_t x = a.rect().x; x < a.rect().x1(); ++x) b.ptr<uint8_t>(x, y)[0] = 255 - a.ptr<uint8_t>(x, y)[0];
-  return b;
-}
-
 // Binary erosion (fill-holes of masks) takes the same kernel on the
 // complements: the complements of the dilation cases above, across GPU
 // tiles, and fill-holes' own marker (the image on its border, 255 inside)
@@ -173,21 +182,7 @@ Image complement(const Image& a) {
 TEST(CpuVsCuda, BinaryErosion) {
   TW_REQUIRE_GPU();
   std::mt19937_64 rng(23);
-  for (int conn : {4, 8})
-    for (const auto& [w, h] : {std::pair<int64_t, int64_t>{1000, 777}, {65, 33}, {2049, 31}, {1, 300}}) {
-      const unsigned percent = conn == 8 ? 42 : 60;
-      Image mask(kGray8, Rect(0, 0, w, h)), seed(kGray8, Rect(0, 0, w, h));
-      for (int64_t y = 0; y < h; ++y)
-        for (int64_t x = 0; x < w; ++x) {
-          const bool on = rng() % 100 < percent;
-          mask.ptr<uint8_t>(x, y)[0] = on ? 0 : 255;
-          seed.ptr<uint8_t>(x, y)[0] = on && rng() % 300 == 0 ? 0 : 255;
-        }
-      const std::string what =
-          "erosion " + std::to_string(w) + "x" + std::to_string(h) + " conn " + std::to_string(conn);
-      for (int64_t tile : {int64_t{256}, kCudaTile})
-        expect_same(seed, mask, {ReconstructMethod::kErosion, conn}, what, tile, true);
-    }
+  random_binary_cases(rng, ReconstructMethod::kErosion);
   for (bool columns : {false, true}) {
     const Image maze = complement(binarised(test::serpentine_maze(1003, 997), columns));
     Image mseed(kGray8, maze.rect());

@@ -5,6 +5,7 @@
 // forth), and out of core.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 
@@ -327,6 +328,38 @@ TEST(BitPlanes, PackAndUnpack) {
       if (w % 32) after[static_cast<size_t>(pitch + w / 32 + 1)] |= 1u << (w % 32);
       EXPECT_EQ(unpack_new_bits(on.data(), after.data(), j.view(), core, zeros), turned) << w << " zeros " << zeros;
       EXPECT_EQ(test::diff_images(j.view(), want.view()), "") << w << " zeros " << zeros;
+    }
+}
+
+// The whole-image GPU path's row helpers (binary_whole.cpp): a row packed
+// and read back at any offset and length, both polarities, words past the
+// row zero; only 0 and 255 count as binary.
+TEST(BitPlanes, RowsPackUnpackAndBinaryCheck) {
+  std::mt19937_64 rng(19);
+  for (int64_t n : {1, 31, 32, 33, 95, 257})
+    for (bool zeros : {false, true}) {
+      std::vector<uint8_t> row(static_cast<size_t>(n));
+      for (auto& v : row) v = rng() % 2 ? 255 : 0;
+      const int64_t words = (n + 31) / 32 + 2;
+      std::vector<uint32_t> plane(static_cast<size_t>(words + 1), 0xdeadbeef);
+      plane[0] = 0;  // word 0: the ring pixel, left to the caller
+      pack_row_bits(row.data(), n, plane.data() + 1, words, zeros);
+      int64_t set = 0;
+      for (size_t k = 1; k < plane.size(); ++k) set += __builtin_popcount(plane[k]);
+      int64_t want = 0;
+      for (uint8_t v : row) want += (v != 0) != zeros;
+      EXPECT_EQ(set, want) << "n " << n << ": bits past the row";
+      for (int64_t x0 : {int64_t{0}, n / 3, n - 1}) {
+        const int64_t len = n - x0;
+        std::vector<uint8_t> back(static_cast<size_t>(len), 7);
+        unpack_row_bits(plane.data(), x0, len, back.data(), zeros ? 0 : 255, zeros ? 255 : 0);
+        EXPECT_TRUE(std::equal(back.begin(), back.end(), row.begin() + x0)) << "n " << n << " x0 " << x0;
+      }
+      EXPECT_TRUE(bytes_binary(row.data(), n));
+      row[static_cast<size_t>(n - 1)] = 254;
+      EXPECT_FALSE(bytes_binary(row.data(), n));
+      row[static_cast<size_t>(n - 1)] = 1;
+      EXPECT_FALSE(bytes_binary(row.data(), n));
     }
 }
 

@@ -75,6 +75,7 @@ class RawTiles {
 };
 
 class DeviceTiles;  // engine/ops/device_tiles.hpp
+struct BitPlane;    // engine/bit_plane.hpp
 
 // Thread-safe: read() may be called from many threads at once.
 class TileSource {
@@ -118,6 +119,9 @@ class TileSource {
   // The facet of sources computed on a GPU whose results can stay there for
   // the next op of a chain (engine/ops/device_tiles.hpp); null for the others.
   virtual const DeviceTiles* device_tiles() const { return nullptr; }
+  // The facet of 8-bit binary images held as bits (engine/bit_plane.hpp);
+  // null for the others.
+  virtual const BitPlane* bit_plane() const { return nullptr; }
 
  protected:
   // dst.rect lies inside the level's bounds and is non-empty.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <vector>
 
+#include "engine/bit_plane.hpp"
 #include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/device.hpp"
@@ -104,6 +105,20 @@ class Staging {
   double ms_ = 0;
 };
 
+// Foreground pixels of rows y0 .. y0 + rows - 1 of a bit plane whose set
+// bits are foreground where `set` is 1 and clear bits where `clear` is 1.
+int64_t foreground_in_bits(const BitPlane& b, int64_t y0, int64_t rows, bool set, bool clear) {
+  if (set == clear) return set ? rows * b.width : 0;
+  std::atomic<int64_t> ones{0};
+  tbb::parallel_for(int64_t{0}, rows, [&](int64_t r) {
+    const uint32_t* row = b.words + (y0 + r + 1) * b.pitch;
+    int64_t n = 0;
+    for (int64_t k = 1; k < b.pitch; ++k) n += __builtin_popcount(row[k]);  // bits past the width are zero
+    ones += n;
+  });
+  return set ? ones.load() : rows * b.width - ones.load();
+}
+
 }  // namespace
 
 std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src, const EdtCudaJob& job,
@@ -123,7 +138,13 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
   // distances that become the result in place), the segment summaries, the
   // carries, and row scratch where rows are too wide for shared memory.
   const edt_gpu::RowPlan plan = edt_gpu::plan_rows(W, H, job.device);
-  const size_t fixed = edt_gpu::fixed_bytes(W, plan), per_row = edt_gpu::bytes_per_band_row(W);
+  // A binary image held as bits (a whole-image reconstruction's result) goes
+  // up as its bits, an eighth of its bytes, and is expanded on the device.
+  const BitPlane* bits = src.bit_plane();
+  if (bits && (bits->width != W || bits->height != H || !bits->words)) bits = nullptr;
+  const int64_t bit_pitch = bits ? bits->pitch : 0;
+  const size_t fixed = edt_gpu::fixed_bytes(W, plan),
+               per_row = edt_gpu::bytes_per_band_row(W) + static_cast<size_t>(bit_pitch) * 4;
   const int64_t kSeg = edt_gpu::kSeg;
   if (budget < fixed + per_row * kSeg)
     throw InputError("--gpu-memory " + format_bytes(budget) + " is too small for a distance transform " +
@@ -134,6 +155,7 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
   const int64_t nseg_max = (band + kSeg - 1) / kSeg;
   const size_t cells = static_cast<size_t>(band * W);
   cuda::DeviceBuffer<uint8_t> fg(cells);
+  cuda::DeviceBuffer<uint32_t> band_bits(bits ? static_cast<size_t>(band * bit_pitch) : 0);
   cuda::DeviceBuffer<int32_t> below(cells), g(cells), seg_a(static_cast<size_t>(nseg_max * W)),
       seg_b(static_cast<size_t>(nseg_max * W)), carry_down(static_cast<size_t>(W)), carry_up(static_cast<size_t>(W)),
       scratch(static_cast<size_t>(plan.scratch_blocks) * plan.row_bytes / 4);
@@ -158,7 +180,7 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
   std::unique_ptr<Spillable> out;
   if (!keep) out = std::make_unique<Spillable>(f32, W, H, pixels * 4 <= job.memory / 4, job.scratch_near);
   std::atomic<int64_t> n_fg{0};
-  double kernel_ms = 0;
+  double kernel_ms = 0, bits_ms = 0;
   cuda::Event k0, k1;
   auto timed = [&](auto&& launch) {
     k0.record(s);
@@ -171,7 +193,23 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
   // Pass 1, bottom-up: distances to the nearest background at or below.
   for (int64_t y1 = H; y1 > 0; y1 -= band) {
     const int64_t y0 = std::max<int64_t>(0, y1 - band), rows = y1 - y0;
-    stage.upload(kGray8, y0, rows, fg.get(), [&](const ImageView& v) {
+    if (bits) {
+      // Row y of the plane is y + 1; pixels read as bits->on or ->off, and
+      // are foreground where that value is above the threshold.
+      const uint8_t set = bits->on > job.params.threshold, clear = bits->off > job.params.threshold;
+      const size_t bytes = static_cast<size_t>(rows * bit_pitch) * 4;
+      cuda::Event b0, b1;
+      b0.record(s);
+      TW_CUDA_CHECK(cudaMemcpyAsync(band_bits.get(), bits->words + (y0 + 1) * bit_pitch, bytes,
+                                    cudaMemcpyHostToDevice, s));
+      count_uploaded(bytes);
+      b1.record(s);
+      b1.sync();
+      bits_ms += b1.ms_since(b0);
+      timed([&] { edt_gpu::bits_to_flags(band_bits.get(), bit_pitch, int(rows), ws, set, clear, fg.get(), s); });
+      n_fg += foreground_in_bits(*bits, y0, rows, set, clear);
+    } else {
+      stage.upload(kGray8, y0, rows, fg.get(), [&](const ImageView& v) {
       // Bands of rows read in parallel: one read of a chunk across a
       // 45056-wide store took a thread 1.4 s of a 2-GP chain's EDT.
       constexpr int64_t kRows = 64;
@@ -183,6 +221,7 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
         n_fg += n;
       });
     });
+    }
     timed([&] { edt_gpu::band_below(fg.get(), int(rows), int(y0), ws, s); });
     if (!single) stage.download(i32, y0, rows, below.get(), [&](const ImageView& v) { below_host->write(v); });
   }
@@ -219,9 +258,10 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
     stats->foreground = static_cast<uint64_t>(n_fg.load());
     stats->background = static_cast<uint64_t>(W * H - n_fg.load());
     stats->gpu_kernel_seconds = kernel_ms * 1e-3;
-    stats->gpu_transfer_seconds = stage.seconds();
+    stats->gpu_transfer_seconds = stage.seconds() + bits_ms * 1e-3;
     stats->gpu_bands = (H + band - 1) / band;
     stats->on_device = result != nullptr;
+    stats->bits_input = bits != nullptr;
   }
   return result ? result : out->source();
 }

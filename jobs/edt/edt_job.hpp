@@ -21,6 +21,7 @@ struct EdtStats {
   double gpu_kernel_seconds = 0, gpu_transfer_seconds = 0;
   int64_t gpu_bands = 0;
   bool on_device = false;  // the result stayed in device memory
+  bool bits_input = false;  // the input went up as bits (engine/bit_plane.hpp)
 };
 
 // No background anywhere: every distance is +infinity (documented result;

@@ -73,6 +73,7 @@ void register_edt(OpRegistry& r) {
                   {"gpu_transfer_seconds", st.gpu_transfer_seconds},
                   {"gpu_bands", st.gpu_bands},
                   {"result_on_device", st.on_device},
+                  {"bits_input", st.bits_input},
                   {"foreground_pixels", st.foreground},
                   {"background_pixels", st.background}};
     return res;

@@ -12,11 +12,37 @@ struct Nested {
 };
 thread_local Nested t_nested;
 
+class MeteredDeviceTiles final : public DeviceTiles {
+ public:
+  MeteredDeviceTiles(const DeviceTiles& in, StepMeter& meter) : in_(in), meter_(meter) {}
+  int device() const override { return in_.device(); }
+  void stage(const Rect& r, Image& host) const override { in_.stage(r, host); }
+  void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& chain) const override {
+    meter_.visits.fetch_add(1, std::memory_order_relaxed);
+    meter_.pixels.fetch_add(r.area(), std::memory_order_relaxed);
+    in_.compute(r, dst, pitch, chain);
+  }
+
+ private:
+  const DeviceTiles& in_;
+  StepMeter& meter_;
+};
+
 }  // namespace
 
 MeteredSource::MeteredSource(std::shared_ptr<const TileSource> in, std::shared_ptr<StepMeter> meter)
     : in_(std::move(in)), meter_(std::move(meter)) {
   info_ = in_->info();
+  if (const DeviceTiles* d = in_->device_tiles()) device_ = std::make_unique<MeteredDeviceTiles>(*d, *meter_);
+}
+
+const BitPlane* MeteredSource::bit_plane() const {
+  const BitPlane* b = in_->bit_plane();
+  if (b) {
+    meter_->visits.fetch_add(1, std::memory_order_relaxed);
+    meter_->pixels.fetch_add(level(0).width * level(0).height, std::memory_order_relaxed);
+  }
+  return b;
 }
 
 void MeteredSource::read_inside(int level, const ImageView& dst) const {

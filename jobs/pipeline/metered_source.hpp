@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "engine/byte_counters.hpp"
+#include "engine/ops/device_tiles.hpp"
 #include "engine/tile_source.hpp"
 
 namespace tw {
@@ -25,9 +26,12 @@ class MeteredSource final : public TileSource {
  public:
   MeteredSource(std::shared_ptr<const TileSource> in, std::shared_ptr<StepMeter> meter);
   const RawTiles* raw_tiles() const override { return in_->raw_tiles(); }
-  // A GPU op reading this step's result takes it on the device (the chain
-  // then counts as the reading step's visits and time).
-  const DeviceTiles* device_tiles() const override { return in_->device_tiles(); }
+  // A GPU op reading this step's result takes it on the device: a visit of
+  // its pixels, whose time and bytes the reading step is charged.
+  const DeviceTiles* device_tiles() const override { return device_ ? device_.get() : nullptr; }
+  // A reader taking the result as bits takes it whole: one visit of every
+  // pixel, counted when it asks.
+  const BitPlane* bit_plane() const override;
   void set_read_cache(size_t bytes) const override { in_->set_read_cache(bytes); }
   size_t decode_unit_bytes(int level) const override { return in_->decode_unit_bytes(level); }
   void set_decode_budget(size_t bytes) const override { in_->set_decode_budget(bytes); }
@@ -39,6 +43,7 @@ class MeteredSource final : public TileSource {
  private:
   std::shared_ptr<const TileSource> in_;
   std::shared_ptr<StepMeter> meter_;
+  std::unique_ptr<DeviceTiles> device_;  // in_'s, counted; null where in_ has none
 };
 
 }  // namespace tw

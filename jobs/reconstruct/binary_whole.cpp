@@ -4,9 +4,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <vector>
 
+#include "engine/bit_plane.hpp"
 #include "engine/cuda/device.hpp"
+#include "engine/cuda/device_image.hpp"
+#include "engine/error.hpp"
+#include "engine/ops/device_tiles.hpp"
 #include "engine/trace.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
 #include "kernels/reconstruct/reconstruct_cuda.hpp"
@@ -19,6 +24,10 @@ class BitPlaneSource final : public TileSource {
  public:
   BitPlaneSource(std::vector<uint32_t> plane, int64_t pitch, int64_t w, int64_t h, bool zeros, const SourceInfo& like)
       : plane_(std::move(plane)), pitch_(pitch), zeros_(zeros) {
+    bits_.words = plane_.data(), bits_.pitch = pitch, bits_.width = w, bits_.height = h;
+    // A set bit is a pixel that turned on: 255 by dilation, 0 by erosion
+    // (the planes held the complements).
+    bits_.on = zeros ? 0 : 255, bits_.off = zeros ? 255 : 0;
     info_.path = "reconstruction (bit plane)";
     info_.format = "computed";
     info_.fmt = kGray8;
@@ -28,24 +37,73 @@ class BitPlaneSource final : public TileSource {
     li.compression = "none (computed)";
     info_.levels.push_back(li);
   }
+  const BitPlane* bit_plane() const override { return &bits_; }
 
  protected:
   void read_inside(int, const ImageView& dst) const override {
     const Rect& r = dst.rect;
-    // A set bit is a pixel that turned on: 255 by dilation, 0 by erosion
-    // (the planes held the complements).
-    const uint8_t on = zeros_ ? 0 : 255, off = zeros_ ? 255 : 0;
     for (int64_t y = r.y; y < r.y1(); ++y)
-      unpack_row_bits(plane_.data() + (y + 1) * pitch_, r.x, r.w, dst.ptr<uint8_t>(r.x, y), on, off);
+      unpack_row_bits(plane_.data() + (y + 1) * pitch_, r.x, r.w, dst.ptr<uint8_t>(r.x, y), bits_.on, bits_.off);
   }
 
  private:
   std::vector<uint32_t> plane_;
   int64_t pitch_;
   bool zeros_;
+  BitPlane bits_;
 };
 
+// Fill-holes of a mask that a GPU chain computes on the job's device (a
+// threshold, an invert): the chain writes the whole image into device
+// memory, where it is packed and solved; only the result's bit plane comes
+// down. Nothing where that does not apply, or where the image turns out
+// not to be binary (the host path then reads it again, and gives its
+// answer).
+std::optional<ReconstructResult> fill_holes_of_device_chain(const TileSource& mask, const ReconstructJob& job,
+                                                            size_t device_budget) {
+  const int dev = job.backend.device;
+  const DeviceTiles* chain = mask.device_tiles();
+  if (!job.marker_is_mask_border || job.params.method != ReconstructMethod::kErosion || !chain ||
+      chain->device() != dev)
+    return std::nullopt;
+  const int64_t W = mask.level(0).width, H = mask.level(0).height;
+  const size_t bytes = static_cast<size_t>(W) * static_cast<size_t>(H);
+  const size_t plane_bytes = static_cast<size_t>(bit_plane_pitch(W)) * static_cast<size_t>(H + 2) * sizeof(uint32_t);
+  if (bytes + 2 * plane_bytes > device_budget / 2) return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+  ReconstructResult res;
+  std::vector<uint32_t> result(plane_bytes / sizeof(uint32_t));
+  {
+    TraceSpan span("reconstruct-device-chain", H);
+    const std::shared_ptr<uint8_t> image = allocate_device_bytes(dev, bytes);
+    DeviceImage img;
+    img.device = dev, img.data = image.get(), img.pitch = static_cast<size_t>(W), img.fmt = kGray8;
+    img.width = W, img.height = H;
+    if (!compute_into_device(mask, img)) return std::nullopt;
+    if (!fill_holes_binary_on_device(dev, job.params.connectivity, image.get(), img.pitch, W, H, result.data(),
+                                     &res.gpu))
+      return std::nullopt;
+  }
+  res.gpu_binary = true;
+  res.gpu_device_input = true;
+  res.wavefront.tiles = 1;
+  res.wavefront.tile_visits = 1;
+  res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.held_bytes = plane_bytes;
+  res.image = make_bit_plane_source(std::move(result), W, H, true, mask.info());
+  return res;
+}
+
 }  // namespace
+
+std::shared_ptr<const TileSource> make_bit_plane_source(std::vector<uint32_t> plane, int64_t w, int64_t h, bool zeros,
+                                                        const SourceInfo& like) {
+  const int64_t pitch = bit_plane_pitch(w);
+  if (plane.size() != static_cast<size_t>(pitch) * static_cast<size_t>(h + 2))
+    throw InternalError("a bit plane of " + std::to_string(plane.size()) + " words for " + std::to_string(w) + "x" +
+                        std::to_string(h));
+  return std::make_shared<BitPlaneSource>(std::move(plane), pitch, w, h, zeros, like);
+}
 
 std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& marker, const TileSource& mask,
                                                           const ReconstructJob& job) {
@@ -69,6 +127,8 @@ std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& mark
 
   const auto t0 = std::chrono::steady_clock::now();
   const bool zeros = job.params.method == ReconstructMethod::kErosion;
+  const size_t device_budget = gpu_memory_budget(job.gpu_memory, devs[static_cast<size_t>(dev)].free_bytes);
+  if (std::optional<ReconstructResult> res = fill_holes_of_device_chain(mask, job, device_budget)) return res;
   std::vector<uint32_t> on(words, 0), allowed(words, 0);
   // Bands of rows on all threads: read, marker taken, checked, packed. Any
   // sample other than 0 and 255, or a marker out of order (which the tile
@@ -114,7 +174,7 @@ std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& mark
   res.wavefront.tile_visits = 1;
   res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   res.held_bytes = plane_bytes;
-  res.image = std::make_shared<BitPlaneSource>(std::move(on), pitch, W, H, zeros, mask.info());
+  res.image = make_bit_plane_source(std::move(on), W, H, zeros, mask.info());
   return res;
 }
 

@@ -6,11 +6,21 @@
 // halos — and brought back once. The result is read from its bit plane.
 // Where the image is not binary, the marker is out of order, or the planes
 // do not fit the budgets, it gives nothing and the tile wavefront runs.
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "jobs/reconstruct/reconstruct_job.hpp"
 
 namespace tw {
+
+// A whole image's bit plane (the layout of engine/bit_plane.hpp) as an 8-bit
+// source: a set bit reads 255, a clear one 0; with `zeros` the other way
+// round (the planes of a reconstruction by erosion hold the zero bytes).
+// Its bit_plane() gives the bits to readers that take them whole.
+std::shared_ptr<const TileSource> make_bit_plane_source(std::vector<uint32_t> plane, int64_t w, int64_t h, bool zeros,
+                                                        const SourceInfo& like);
 
 std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& marker, const TileSource& mask,
                                                           const ReconstructJob& job);

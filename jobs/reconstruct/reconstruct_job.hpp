@@ -40,6 +40,10 @@ struct ReconstructJob {
   // It may also rewrite the mask tile in place (Canny turns its classes into
   // a binary mask there).
   std::function<void(const ImageView& mask, const ImageView& marker)> marker_from_mask;
+  // Says that marker_from_mask is fill-holes' (the mask on the image's
+  // border, the maximum inside), so a binary mask computed on the GPU can be
+  // packed and solved there without coming to the host (binary_whole.hpp).
+  bool marker_is_mask_border = false;
 };
 
 // The GPU is filled only by large tiles: a 4096^2 tile is 16384 megapixels,
@@ -55,6 +59,7 @@ struct ReconstructResult {
   ScratchStore::Stats store_stats;
   GpuWavefrontStats gpu;    // with CUDA
   bool gpu_binary = false;  // ran the bit-plane kernel (binary input)
+  bool gpu_device_input = false;  // the input was a GPU chain's, packed on the device
 };
 
 // The job's budgets, tile, scratch place and backend from a run's context.

@@ -61,6 +61,7 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
                 {"tiles_spilled", r.store_stats.spills},
                 {"tiles_reloaded", r.store_stats.loads},
                 {"gpu_whole_image", !r.store},  // solved whole on the device: no tiles
+                {"gpu_device_input", r.gpu_device_input},  // ... from a GPU chain's result in device memory
                 // Split over ranks: edges, termination waves and the result's gather.
                 {"rank_messages", r.wavefront.messages},
                 {"rank_message_bytes", r.wavefront.message_bytes}};
@@ -159,6 +160,7 @@ void register_fill_holes(OpRegistry& r) {
     };
     ReconstructJob job = reconstruct_job(ctx, params_of(p, ReconstructMethod::kErosion));
     job.marker_from_mask = marker_from_rows(rows);
+    job.marker_is_mask_border = true;
     const ReconstructResult res = reconstruct(*in[0], job);
     return wavefront_result(res.image, res, ctx, "Tilewave fill-holes");
   };

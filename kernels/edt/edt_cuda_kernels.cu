@@ -408,6 +408,18 @@ __global__ void fill(int32_t* p, int64_t n, int32_t v) {
   if (i < n) p[i] = v;
 }
 
+// One thread per pixel: its bit's word is read by the 32 threads of a warp
+// at once (one transaction), its flag written next to theirs.
+__global__ void bits_to_flags_kernel(const uint32_t* words, int64_t pitch, int64_t w, int rows, uint8_t set,
+                                     uint8_t clear, uint8_t* fg) {
+  const int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (x >= w) return;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {  // a grid has at most 65535 rows of blocks
+    const uint32_t word = words[r * pitch + 1 + x / 32];
+    fg[r * w + x] = (word >> (x % 32)) & 1u ? set : clear;
+  }
+}
+
 constexpr size_t kStaticRowSmem = (2 * kRowThreads + kRowThreads / 32) * 4;
 
 }  // namespace
@@ -444,6 +456,14 @@ void reset_carries(const Workspace& ws, cudaStream_t s) {
   fill<<<blocks, 256, 0, s>>>(ws.carry_down, ws.w, kNone);
   TW_CUDA_CHECK_LAUNCH();
   fill<<<blocks, 256, 0, s>>>(ws.carry_up, ws.w, kNone);
+  TW_CUDA_CHECK_LAUNCH();
+}
+
+void bits_to_flags(const uint32_t* words, int64_t pitch, int rows, const Workspace& ws, uint8_t set, uint8_t clear,
+                   uint8_t* fg, cudaStream_t s) {
+  if (rows <= 0) return;
+  const dim3 grid(static_cast<unsigned>((ws.w + 255) / 256), static_cast<unsigned>(std::min(rows, 65535)));
+  bits_to_flags_kernel<<<grid, 256, 0, s>>>(words, pitch, ws.w, rows, set, clear, fg);
   TW_CUDA_CHECK_LAUNCH();
 }
 

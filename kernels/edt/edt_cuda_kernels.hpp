@@ -42,6 +42,11 @@ struct Workspace {
 
 // Before the first band of each pass direction: no background seen yet.
 void reset_carries(const Workspace& ws, cudaStream_t s);
+// A band's input flags from bit rows (the layout of engine/bit_plane.hpp,
+// `words` at the band's first row, `pitch` words a row): fg = `set` where a
+// pixel's bit is set, `clear` where not (1: foreground, 0: background).
+void bits_to_flags(const uint32_t* words, int64_t pitch, int rows, const Workspace& ws, uint8_t set, uint8_t clear,
+                   uint8_t* fg, cudaStream_t s);
 // Pass 1, bands bottom-up: fg (rows x w bytes, 0 = background) -> ws.below.
 void band_below(const uint8_t* fg, int rows, int row0, const Workspace& ws, cudaStream_t s);
 // Pass 2, bands top-down: ws.below -> distances (rows x w float32, +inf

@@ -180,9 +180,12 @@ __global__ void __launch_bounds__(64) visit_queued(Bits g, Queue q) {
 // Reconstructs bit planes of a w x h core (bit_planes.hpp's layout) on the
 // device: `on` and `allowed` go up, the result comes back into `result`.
 // The caller holds ws.mu. Host buffers may be pinned (full PCIe rate) or not.
-template <bool kEight>
-void solve_planes(mp_queue::Workspace& ws, int device, const uint32_t* on, const uint32_t* allowed, uint32_t* result,
-                  int w, int h, GpuWavefrontStats* stats) {
+// load(on, allowed, stream) fills the device planes (pitch x rows words);
+// `copies`: it copies them up (timed as transfers), else it computes them
+// on the device (timed as kernels).
+template <bool kEight, class Load>
+void solve_planes_with(mp_queue::Workspace& ws, int device, Load&& load, bool copies, uint32_t* result, int w, int h,
+                       GpuWavefrontStats* stats) {
   cuda::DeviceScope scope(device);
   if (!ws.stream) ws.stream = std::make_unique<cuda::Stream>();
   const int nbx = (w + 31) / 32, nby = (h + 31) / 32, n = nbx * nby;
@@ -204,8 +207,7 @@ void solve_planes(mp_queue::Workspace& ws, int device, const uint32_t* on, const
   const cudaStream_t s = ws.stream->get();
   cuda::Event t0, t1, t2, t3;
   t0.record(s);
-  TW_CUDA_CHECK(cudaMemcpyAsync(g.on, on, words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
-  TW_CUDA_CHECK(cudaMemcpyAsync(ws.i.get(), allowed, words * sizeof(uint32_t), cudaMemcpyHostToDevice, s));
+  load(ws.j.get(), ws.i.get(), s);
   t1.record(s);
   const Queue q = mp_queue::reset_queue(ws, n, 2 * blocks, false, s);
   visit_all<kEight><<<(n + 7) / 8, 256, 0, s>>>(g, q, n);
@@ -214,7 +216,6 @@ void solve_planes(mp_queue::Workspace& ws, int device, const uint32_t* on, const
   TW_CUDA_CHECK_LAUNCH();
   t2.record(s);
   TW_CUDA_CHECK(cudaMemcpyAsync(result, g.on, words * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
-  count_uploaded(2 * words * sizeof(uint32_t));
   count_downloaded(words * sizeof(uint32_t));
   unsigned long long visits = 0;
   TW_CUDA_CHECK(cudaMemcpyAsync(&visits, q.visits, sizeof visits, cudaMemcpyDeviceToHost, s));
@@ -225,8 +226,50 @@ void solve_planes(mp_queue::Workspace& ws, int device, const uint32_t* on, const
   }
   if (stats) {
     stats->megapixel_visits += n + static_cast<int64_t>(visits);
-    stats->kernel_seconds += t2.ms_since(t1) * 1e-3;
-    stats->transfer_seconds += (t1.ms_since(t0) + t3.ms_since(t2)) * 1e-3;
+    stats->kernel_seconds += (t2.ms_since(t1) + (copies ? 0 : t1.ms_since(t0))) * 1e-3;
+    stats->transfer_seconds += ((copies ? t1.ms_since(t0) : 0) + t3.ms_since(t2)) * 1e-3;
+  }
+}
+
+// `on` and `allowed` go up from the host.
+template <bool kEight>
+void solve_planes(mp_queue::Workspace& ws, int device, const uint32_t* on, const uint32_t* allowed, uint32_t* result,
+                  int w, int h, GpuWavefrontStats* stats) {
+  const size_t bytes = static_cast<size_t>(bit_plane_pitch(w)) * (h + 2) * sizeof(uint32_t);
+  auto up = [&](uint32_t* d_on, uint32_t* d_allowed, cudaStream_t s) {
+    TW_CUDA_CHECK(cudaMemcpyAsync(d_on, on, bytes, cudaMemcpyHostToDevice, s));
+    TW_CUDA_CHECK(cudaMemcpyAsync(d_allowed, allowed, bytes, cudaMemcpyHostToDevice, s));
+    count_uploaded(2 * bytes);
+  };
+  solve_planes_with<kEight>(ws, device, up, true, result, w, h, stats);
+}
+
+// Fill-holes' planes from a binary image in device memory, one warp per
+// word: lane b looks at pixel x = 32k + b of row y and the warp's ballot is
+// the word. allowed: the zero bytes (the complements: fill-holes is a
+// reconstruction by erosion); on: those of them on the image's border (the
+// marker is the image there, the maximum inside). Rows 0 and h + 1, word 0
+// and the words past the width stay as set before (zero). Any byte other
+// than 0 and 255 sets *not_binary.
+__global__ void fill_holes_planes(const uint8_t* bytes, size_t byte_pitch, int w, int h, int pitch, uint32_t* on,
+                                  uint32_t* allowed, int* not_binary) {
+  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int k = static_cast<int>(t / 32), lane = threadIdx.x % 32;
+  const int nbx = (w + 31) / 32;
+  if (k >= nbx) return;  // whole warps leave together: blockDim is a multiple of 32
+  const int x = 32 * k + lane;
+  for (int y = blockIdx.y; y < h; y += gridDim.y) {
+    const uint8_t b = x < w ? bytes[static_cast<size_t>(y) * byte_pitch + x] : 1;
+    const bool zero = x < w && b == 0;
+    const bool border = y == 0 || y == h - 1 || x == 0 || x == w - 1;
+    const uint32_t z = __ballot_sync(0xFFFFFFFFu, zero);
+    const uint32_t e = __ballot_sync(0xFFFFFFFFu, zero && border);
+    if (__any_sync(0xFFFFFFFFu, x < w && b != 0 && b != 255) && lane == 0) atomicOr(not_binary, 1);
+    if (lane == 0) {
+      const size_t word = static_cast<size_t>(y + 1) * pitch + 1 + k;
+      allowed[word] = z;
+      on[word] = e;
+    }
   }
 }
 
@@ -283,6 +326,35 @@ std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int device, in
   if (connectivity == 8) return std::make_unique<BinaryRule<true>>(device, dilate, stats);
   if (connectivity == 4) return std::make_unique<BinaryRule<false>>(device, dilate, stats);
   throw InputError("connectivity must be 4 or 8");
+}
+
+bool fill_holes_binary_on_device(int device, int connectivity, const uint8_t* bytes, size_t byte_pitch, int64_t w,
+                                 int64_t h, uint32_t* result, GpuWavefrontStats* stats) {
+  if (connectivity != 4 && connectivity != 8) throw InputError("connectivity must be 4 or 8");
+  if (w >= (int64_t{1} << 31) || h >= (int64_t{1} << 31) || ((w + 31) / 32) * ((h + 31) / 32) >= (int64_t{1} << 31))
+    throw InputError("the image is too large for one GPU reconstruction");
+  mp_queue::Workspace& ws = mp_queue::workspace(device);
+  std::lock_guard<std::mutex> lock(ws.mu);
+  cuda::DeviceScope scope(device);
+  cuda::DeviceBuffer<int> flag(1);
+  const int W = static_cast<int>(w), H = static_cast<int>(h), pitch = bit_plane_pitch(w);
+  const size_t bytes_planes = static_cast<size_t>(pitch) * (h + 2) * sizeof(uint32_t);
+  auto pack = [&](uint32_t* on, uint32_t* allowed, cudaStream_t s) {
+    TW_CUDA_CHECK(cudaMemsetAsync(flag.get(), 0, sizeof(int), s));
+    TW_CUDA_CHECK(cudaMemsetAsync(on, 0, bytes_planes, s));
+    TW_CUDA_CHECK(cudaMemsetAsync(allowed, 0, bytes_planes, s));
+    const int64_t threads = static_cast<int64_t>((W + 31) / 32) * 32;
+    const dim3 grid(static_cast<unsigned>((threads + 255) / 256), static_cast<unsigned>(std::min(H, 65535)));
+    fill_holes_planes<<<grid, 256, 0, s>>>(bytes, byte_pitch, W, H, pitch, on, allowed, flag.get());
+    TW_CUDA_CHECK_LAUNCH();
+  };
+  if (connectivity == 8)
+    solve_planes_with<true>(ws, device, pack, false, result, W, H, stats);
+  else
+    solve_planes_with<false>(ws, device, pack, false, result, W, H, stats);
+  int bad = 0;
+  TW_CUDA_CHECK(cudaMemcpy(&bad, flag.get(), sizeof bad, cudaMemcpyDeviceToHost));
+  return bad == 0;
 }
 
 void reconstruct_binary_planes(int device, int connectivity, uint32_t* on, const uint32_t* allowed, int64_t w,

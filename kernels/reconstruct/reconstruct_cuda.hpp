@@ -40,4 +40,14 @@ std::unique_ptr<TilePropagator> make_cuda_binary_reconstruct_rule(int device, in
 void reconstruct_binary_planes(int device, int connectivity, uint32_t* on, const uint32_t* allowed, int64_t w,
                                int64_t h, GpuWavefrontStats* stats);
 
+// Fill-holes of a whole binary image (bytes 0 and 255) already in device
+// memory on `device` (rows `byte_pitch` bytes apart): its planes are packed
+// there, solved, and the result's plane (bit_planes.hpp's layout for a core
+// at the origin, set bits the pixels that turned 0) comes back into `result`
+// (bit_plane_pitch(w) * (h + 2) words). Returns false where a byte is
+// neither 0 nor 255 (`result` is then meaningless). Device memory: both
+// planes beside the image.
+bool fill_holes_binary_on_device(int device, int connectivity, const uint8_t* bytes, size_t byte_pitch, int64_t w,
+                                 int64_t h, uint32_t* result, GpuWavefrontStats* stats);
+
 }  // namespace tw

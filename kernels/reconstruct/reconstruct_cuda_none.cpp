@@ -17,4 +17,8 @@ void reconstruct_binary_planes(int, int, uint32_t*, const uint32_t*, int64_t, in
   throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
 }
 
+bool fill_holes_binary_on_device(int, int, const uint8_t*, size_t, int64_t, int64_t, uint32_t*, GpuWavefrontStats*) {
+  throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
+}
+
 }  // namespace tw

@@ -4,6 +4,7 @@
 // of core; a fused run of GPU ops crosses the bus once per tile each way.
 #include <gtest/gtest.h>
 
+#include "kernels/reconstruct/bit_planes.hpp"
 #include "tests/jobs/pipeline_chains.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/test_support.hpp"
@@ -168,6 +169,47 @@ TEST(PipelineCudaResidency, EdtResultStaysOnTheDevice) {
   const Out barrier = run(to_barrier, Backend::cuda(0), 256, false);
   EXPECT_EQ(test::bytes_diff(barrier.image.view(), run(to_barrier, Backend{}, 256, false).image.view()), "");
   EXPECT_FALSE(barrier.report[4]["values"]["result_on_device"].get<bool>());
+}
+
+// Fill-holes of a mask that GPU steps compute (Otsu's threshold, an invert)
+// takes it in device memory: packed and solved there, only the result's bit
+// plane comes down; the EDT after it takes that plane up as bits. The output
+// equals the CPU's at every tile size. A mask that is not binary (a Gaussian
+// of it) is solved the other way, with the same result as the CPU's.
+TEST(PipelineCudaResidency, FillHolesMaskStaysOnTheDevice) {
+  TW_REQUIRE_GPU();
+  const std::vector<std::string> chain = {"filter gray", "filter threshold --otsu", "filter invert", "fill-holes",
+                                          "edt",         "filter convert --type u8 --from 0 --to 40"};
+  const int64_t w = 1001, h = 777;
+  const auto input = test::slide(w, h, 5);
+  auto run = [&](const std::vector<std::string>& steps, const Backend& b, int64_t tile) {
+    const Pipeline p = parse_pipeline(steps);
+    const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
+    ExecContext ctx;
+    ctx.tile = tile;
+    ctx.backend = b;
+    const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, {});
+    return std::make_pair(test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r));
+  };
+  const auto cpu = run(chain, Backend{}, 256);
+  const uint64_t plane = static_cast<uint64_t>(bit_plane_pitch(w)) * (h + 2) * 4;
+  for (int64_t tile : {64, 67, 256, 1001}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    const auto gpu = run(chain, Backend::cuda(0), tile);
+    EXPECT_EQ(test::bytes_diff(gpu.first.view(), cpu.first.view()), "");
+    const nlohmann::json& fill = gpu.second[3];
+    EXPECT_TRUE(fill["values"]["gpu_device_input"].get<bool>()) << fill.dump();
+    // Down: the result's bit plane, not the mask's bytes.
+    EXPECT_LE(gpu.second[2]["bytes_downloaded"].get<uint64_t>() + fill["bytes_downloaded"].get<uint64_t>(), plane)
+        << gpu.second.dump();
+    const nlohmann::json& edt = gpu.second[4];
+    EXPECT_TRUE(edt["values"]["bits_input"].get<bool>()) << edt.dump();
+    EXPECT_LE(edt["bytes_uploaded"].get<uint64_t>(), plane) << edt.dump();
+  }
+  const std::vector<std::string> grey = {"filter gray", "filter gaussian --sigma 2", "fill-holes"};
+  const auto grey_gpu = run(grey, Backend::cuda(0), 256);
+  EXPECT_EQ(test::bytes_diff(grey_gpu.first.view(), run(grey, Backend{}, 256).first.view()), "");
+  EXPECT_FALSE(grey_gpu.second[2]["values"]["gpu_device_input"].get<bool>());
 }
 
 }  // namespace

@@ -10,7 +10,10 @@
 #include <random>
 
 #include "engine/memory_source.hpp"
+#include "engine/bit_plane.hpp"
 #include "jobs/edt/edt_cuda_job.hpp"
+#include "jobs/reconstruct/binary_whole.hpp"
+#include "kernels/reconstruct/bit_planes.hpp"
 #include "tests/support/edt_patterns.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/test_support.hpp"
@@ -113,6 +116,65 @@ TEST(CpuVsCuda, EdtWideRows) {
   TW_REQUIRE_GPU();
   const Image in = random_image(40000, 24, 3000, 11);
   EXPECT_EQ(first_difference(on_gpu(in), on_cpu(in)), "");
+}
+
+// A binary image held as bits (a whole-image GPU fill-holes' result) goes up
+// as its bits and is expanded on the device: the distances equal the CPU's
+// from the bytes it reads as, for both polarities (set bits reading 255, or
+// 0 as fill-holes' do), thresholds either side of the two values, widths
+// around word edges, and bands of rows.
+TEST(CpuVsCuda, EdtOfABitPlane) {
+  TW_REQUIRE_GPU();
+  for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {31, 5}, {33, 17}, {64, 64}, {1000, 777}, {4099, 33}})
+    for (bool zeros : {false, true})
+      for (double threshold : {0.0, 254.0, 255.0}) {
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + (zeros ? ", zeros" : "") + ", threshold " +
+                     std::to_string(threshold));
+        Image bytes = random_image(w, h, 7, static_cast<uint64_t>(w + 3 * h));
+        const int64_t pitch = bit_plane_pitch(w);
+        std::vector<uint32_t> plane(static_cast<size_t>(pitch * (h + 2)), 0);
+        for (int64_t y = 0; y < h; ++y) {
+          uint8_t* row = bytes.row<uint8_t>(y);
+          for (int64_t x = 0; x < w; ++x) row[x] = row[x] ? 255 : 0;
+          pack_row_bits(row, w, plane.data() + (y + 1) * pitch + 1, pitch - 1, zeros);
+        }
+        const auto src = make_bit_plane_source(std::move(plane), w, h, zeros, SourceInfo{});
+        ASSERT_NE(src->bit_plane(), nullptr);
+        const Image back = src->read(0, bytes.rect());
+        for (int64_t y = 0; y < h; ++y)
+          ASSERT_EQ(std::memcmp(back.row<uint8_t>(y), bytes.row<uint8_t>(y), static_cast<size_t>(w)), 0) << "row " << y;
+        EdtCudaJob job;
+        job.params.threshold = threshold;
+        job.scratch_near = "/tmp/tilewave-test";
+        EdtStats st;
+        const Image got = euclidean_distance_cuda(*src, job, &st)->read(0, bytes.rect());
+        EXPECT_TRUE(st.bits_input);
+        EXPECT_EQ(st.foreground + st.background, static_cast<uint64_t>(w * h));
+        const MemorySource ref_src = source_of(bytes);
+        EdtStats ref_st;
+        const Image want =
+            euclidean_distance(ref_src, job.params, size_t{1} << 30, "/tmp/tilewave-test", &ref_st)->read(0, bytes.rect());
+        EXPECT_EQ(first_difference(got, want), "");
+        EXPECT_EQ(st.foreground, ref_st.foreground);
+      }
+  // Bands: a device budget of a few MB.
+  Image tall = random_image(1000, 3000, 20000, 9);
+  const int64_t pitch = bit_plane_pitch(1000);
+  std::vector<uint32_t> plane(static_cast<size_t>(pitch * 3002), 0);
+  for (int64_t y = 0; y < 3000; ++y) {
+    uint8_t* row = tall.row<uint8_t>(y);
+    for (int64_t x = 0; x < 1000; ++x) row[x] = row[x] ? 255 : 0;
+    pack_row_bits(row, 1000, plane.data() + (y + 1) * pitch + 1, pitch - 1, true);
+  }
+  const auto src = make_bit_plane_source(std::move(plane), 1000, 3000, true, SourceInfo{});
+  EdtCudaJob job;
+  job.gpu_memory = size_t{3} << 20;
+  job.scratch_near = "/tmp/tilewave-test";
+  EdtStats st;
+  const Image got = euclidean_distance_cuda(*src, job, &st)->read(0, tall.rect());
+  EXPECT_GT(st.gpu_bands, 2);
+  EXPECT_TRUE(st.bits_input);
+  EXPECT_EQ(first_difference(got, on_cpu(tall)), "");  // bits of the zeros, read back as tall's bytes
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ for s in r["steps"]:
     secs = s.get("seconds", s.get("busy_seconds", 0))
     what = "s" if "seconds" in s else "s busy"
     v = s.get("values", {})
-    extra = ", ".join(f"{k} {v[k]}" for k in ("gpu_binary_kernel", "gpu_whole_image", "result_on_device") if k in v)
+    extra = ", ".join(f"{k} {v[k]}" for k in ("gpu_binary_kernel", "gpu_whole_image", "gpu_device_input", "bits_input", "result_on_device") if k in v)
     print(f"  {s['step']} {s['op'][:34]:<34} {s['kind']:<9} {secs:7.2f} {what:<7} up {s['bytes_uploaded'] / 1e9:5.2f} GB"
           f"  down {s['bytes_downloaded'] / 1e9:5.2f} GB  {extra}")
 print(f"  writer {r['seconds']:.2f} s, command {r['command_seconds']:.2f} s, peak RSS {r['peak_rss_bytes'] / 2**20:.0f} MiB")

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <random>
 
-#include "engine/memory_source.hpp"
 #include "engine/bit_plane.hpp"
+#include "engine/memory_source.hpp"
 #include "jobs/edt/edt_cuda_job.hpp"
 #include "jobs/reconstruct/binary_whole.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
@@ -152,8 +152,8 @@ TEST(CpuVsCuda, EdtOfABitPlane) {
         EXPECT_EQ(st.foreground + st.background, static_cast<uint64_t>(w * h));
         const MemorySource ref_src = source_of(bytes);
         EdtStats ref_st;
-        const Image want =
-            euclidean_distance(ref_src, job.params, size_t{1} << 30, "/tmp/tilewave-test", &ref_st)->read(0, bytes.rect());
+        const Image want = euclidean_distance(ref_src, job.params, size_t{1} << 30, "/tmp/tilewave-test", &ref_st)
+                               ->read(0, bytes.rect());
         EXPECT_EQ(first_difference(got, want), "");
         EXPECT_EQ(st.foreground, ref_st.foreground);
       }

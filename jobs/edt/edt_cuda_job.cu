@@ -200,8 +200,8 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
       const size_t bytes = static_cast<size_t>(rows * bit_pitch) * 4;
       cuda::Event b0, b1;
       b0.record(s);
-      TW_CUDA_CHECK(cudaMemcpyAsync(band_bits.get(), bits->words + (y0 + 1) * bit_pitch, bytes,
-                                    cudaMemcpyHostToDevice, s));
+      TW_CUDA_CHECK(
+          cudaMemcpyAsync(band_bits.get(), bits->words + (y0 + 1) * bit_pitch, bytes, cudaMemcpyHostToDevice, s));
       count_uploaded(bytes);
       b1.record(s);
       b1.sync();
@@ -210,17 +210,17 @@ std::shared_ptr<const TileSource> euclidean_distance_cuda(const TileSource& src,
       n_fg += foreground_in_bits(*bits, y0, rows, set, clear);
     } else {
       stage.upload(kGray8, y0, rows, fg.get(), [&](const ImageView& v) {
-      // Bands of rows read in parallel: one read of a chunk across a
-      // 45056-wide store took a thread 1.4 s of a 2-GP chain's EDT.
-      constexpr int64_t kRows = 64;
-      tbb::parallel_for(int64_t{0}, (v.rect.h + kRows - 1) / kRows, [&](int64_t b) {
-        const Rect br(v.rect.x, v.rect.y + b * kRows, v.rect.w, std::min(kRows, v.rect.h - b * kRows));
-        const Image in = src.read(0, br);
-        int64_t n = 0;
-        for (int64_t r = 0; r < br.h; ++r) n += foreground_row(in, job.params.threshold, v.row<uint8_t>(br.y + r), r);
-        n_fg += n;
+        // Bands of rows read in parallel: one read of a chunk across a
+        // 45056-wide store took a thread 1.4 s of a 2-GP chain's EDT.
+        constexpr int64_t kRows = 64;
+        tbb::parallel_for(int64_t{0}, (v.rect.h + kRows - 1) / kRows, [&](int64_t b) {
+          const Rect br(v.rect.x, v.rect.y + b * kRows, v.rect.w, std::min(kRows, v.rect.h - b * kRows));
+          const Image in = src.read(0, br);
+          int64_t n = 0;
+          for (int64_t r = 0; r < br.h; ++r) n += foreground_row(in, job.params.threshold, v.row<uint8_t>(br.y + r), r);
+          n_fg += n;
+        });
       });
-    });
     }
     timed([&] { edt_gpu::band_below(fg.get(), int(rows), int(y0), ws, s); });
     if (!single) stage.download(i32, y0, rows, below.get(), [&](const ImageView& v) { below_host->write(v); });

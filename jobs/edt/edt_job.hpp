@@ -20,7 +20,7 @@ struct EdtStats {
   // bands of rows the image was cut into (1: it fitted on the device).
   double gpu_kernel_seconds = 0, gpu_transfer_seconds = 0;
   int64_t gpu_bands = 0;
-  bool on_device = false;  // the result stayed in device memory
+  bool on_device = false;   // the result stayed in device memory
   bool bits_input = false;  // the input went up as bits (engine/bit_plane.hpp)
 };
 

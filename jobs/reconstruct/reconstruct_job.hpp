@@ -57,8 +57,8 @@ struct ReconstructResult {
   size_t held_bytes = 0;                    // host memory the image holds without a store (its bit plane)
   WavefrontStats wavefront;
   ScratchStore::Stats store_stats;
-  GpuWavefrontStats gpu;    // with CUDA
-  bool gpu_binary = false;  // ran the bit-plane kernel (binary input)
+  GpuWavefrontStats gpu;          // with CUDA
+  bool gpu_binary = false;        // ran the bit-plane kernel (binary input)
   bool gpu_device_input = false;  // the input was a GPU chain's, packed on the device
 };
 

@@ -178,8 +178,9 @@ TEST(PipelineCudaResidency, EdtResultStaysOnTheDevice) {
 // of it) is solved the other way, with the same result as the CPU's.
 TEST(PipelineCudaResidency, FillHolesMaskStaysOnTheDevice) {
   TW_REQUIRE_GPU();
-  const std::vector<std::string> chain = {"filter gray", "filter threshold --otsu", "filter invert", "fill-holes",
-                                          "edt",         "filter convert --type u8 --from 0 --to 40"};
+  const std::vector<std::string> chain = {"filter gray",   "filter threshold --otsu",
+                                          "filter invert", "fill-holes",
+                                          "edt",           "filter convert --type u8 --from 0 --to 40"};
   const int64_t w = 1001, h = 777;
   const auto input = test::slide(w, h, 5);
   auto run = [&](const std::vector<std::string>& steps, const Backend& b, int64_t tile) {

@@ -44,7 +44,8 @@ std::shared_ptr<uint8_t> allocate_device_bytes(int device, size_t bytes);
 // parallel. Where src is a GPU chain on dst.device, each piece is computed
 // into dst in device memory; otherwise it is read on the host and copied up
 // (counted as uploaded bytes). Returns whether the pixels stayed on the
-// device throughout. Returns once dst is complete.
-bool compute_into_device(const TileSource& src, const DeviceImage& dst);
+// device throughout. Returns once dst is complete. `memory` (0: no bound)
+// caps the host memory the pieces in work hold: a run's --memory.
+bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t memory = 0);
 
 }  // namespace tw

@@ -22,7 +22,7 @@ SourcePtr make_device_image_source(const DeviceImage&, std::shared_ptr<void>, co
 std::shared_ptr<uint8_t> allocate_device_bytes(int, size_t) {
   no_cuda();
 }
-bool compute_into_device(const TileSource&, const DeviceImage&) {
+bool compute_into_device(const TileSource&, const DeviceImage&, size_t) {
   no_cuda();
 }
 

@@ -87,7 +87,7 @@ SourceP store_input_on_device(const SourceP& in, const ExecContext& ctx, const s
   DeviceImage img;
   img.device = dev, img.data = mem.get(), img.pitch = static_cast<size_t>(l0.width) * fmt.bytes_per_pixel();
   img.fmt = fmt, img.width = l0.width, img.height = l0.height;
-  compute_into_device(*in, img);
+  compute_into_device(*in, img, ctx.memory);
   SourcePtr stored = make_device_image_source(img, std::move(mem), name);
   std::const_pointer_cast<TileSource>(stored)->set_resolution(in->info().mpp_x, in->info().mpp_y);
   return stored;

@@ -79,7 +79,7 @@ std::optional<ReconstructResult> fill_holes_of_device_chain(const TileSource& ma
     DeviceImage img;
     img.device = dev, img.data = image.get(), img.pitch = static_cast<size_t>(W), img.fmt = kGray8;
     img.width = W, img.height = H;
-    if (!compute_into_device(mask, img)) return std::nullopt;
+    if (!compute_into_device(mask, img, job.memory)) return std::nullopt;
     if (!fill_holes_binary_on_device(dev, job.params.connectivity, image.get(), img.pitch, W, H, result.data(),
                                      &res.gpu))
       return std::nullopt;

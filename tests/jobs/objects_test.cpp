@@ -103,6 +103,7 @@ TEST(Objects, LabelsOfScatteredObjects) {
 // what the mask gives (itself checked against scikit-image above), with
 // tiles and budgets whose stores and tables spill.
 TEST(Objects, LabelsOfAMaskGiveWhatTheMaskGives) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
   const Image m = nuclei_mask(301, 263, 5);
   for (int conn : {4, 8}) {
     ExecContext lc;
@@ -157,6 +158,7 @@ TEST(Objects, SquareMicronsUseTheImagesMpp) {
 }
 
 TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
   test::TempDir tmp;
   const Image m = nuclei_mask(300, 200, 6);
   test::write_tiff(tmp.file("m.tif"), m.view(), {});

@@ -70,7 +70,7 @@ TEST_F(PixelOpsCli, ConvertFloatFile) {
   ASSERT_EQ(test::bits_diff(level0("f.tif").view(), f.view()), "") << "the float TIFF reads back";
   for (const char* type : {"u8", "u16", "f32"}) {
     const auto r = cli({"filter", "convert", tmp.file("f.tif"), tmp.file("o.tif"), "--type", type, "--from", "-0.5",
-                        "--to", "1.5", "--tile", "32", "--report", tmp.file("o.json")});
+                        "--to", "1.5", "--tile", "32", "--report", tmp.file("o.json"), "--device", "cpu"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(test::read_json(tmp.file("o.json"))["op_device"], "cpu");
     const Image o = level0("o.tif");

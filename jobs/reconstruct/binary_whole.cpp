@@ -75,7 +75,12 @@ std::optional<ReconstructResult> fill_holes_of_device_chain(const TileSource& ma
   std::vector<uint32_t> result(plane_bytes / sizeof(uint32_t));
   {
     TraceSpan span("reconstruct-device-chain", H);
-    const std::shared_ptr<uint8_t> image = allocate_device_bytes(dev, bytes);
+    std::shared_ptr<uint8_t> image;
+    try {
+      image = allocate_device_bytes(dev, bytes);
+    } catch (const CudaError&) {
+      return std::nullopt;  // the device is fuller than its budget says: the host path
+    }
     DeviceImage img;
     img.device = dev, img.data = image.get(), img.pitch = static_cast<size_t>(W), img.fmt = kGray8;
     img.width = W, img.height = H;

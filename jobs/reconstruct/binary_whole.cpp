@@ -53,6 +53,17 @@ class BitPlaneSource final : public TileSource {
   BitPlane bits_;
 };
 
+// A whole-image solve's result: one tile, one visit, read from its plane.
+void finish_whole(ReconstructResult& res, std::vector<uint32_t> plane, int64_t w, int64_t h, bool zeros,
+                  const SourceInfo& like, std::chrono::steady_clock::time_point t0) {
+  res.gpu_binary = true;
+  res.wavefront.tiles = 1;
+  res.wavefront.tile_visits = 1;
+  res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.held_bytes = plane.size() * sizeof(uint32_t);
+  res.image = make_bit_plane_source(std::move(plane), w, h, zeros, like);
+}
+
 // Fill-holes of a mask that a GPU chain computes on the job's device (a
 // threshold, an invert): the chain writes the whole image into device
 // memory, where it is packed and solved; only the result's bit plane comes
@@ -89,13 +100,8 @@ std::optional<ReconstructResult> fill_holes_of_device_chain(const TileSource& ma
                                      &res.gpu))
       return std::nullopt;
   }
-  res.gpu_binary = true;
   res.gpu_device_input = true;
-  res.wavefront.tiles = 1;
-  res.wavefront.tile_visits = 1;
-  res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.held_bytes = plane_bytes;
-  res.image = make_bit_plane_source(std::move(result), W, H, true, mask.info());
+  finish_whole(res, std::move(result), W, H, true, mask.info(), t0);
   return res;
 }
 
@@ -169,17 +175,12 @@ std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& mark
   }
   if (refused) return std::nullopt;
   ReconstructResult res;
-  res.gpu_binary = true;
   {
     TraceSpan span("reconstruct-gpu-whole", H);
     reconstruct_binary_planes(dev, job.params.connectivity, on.data(), allowed.data(), W, H, &res.gpu);
   }
   allowed = std::vector<uint32_t>();
-  res.wavefront.tiles = 1;
-  res.wavefront.tile_visits = 1;
-  res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.held_bytes = plane_bytes;
-  res.image = make_bit_plane_source(std::move(on), W, H, zeros, mask.info());
+  finish_whole(res, std::move(on), W, H, zeros, mask.info(), t0);
   return res;
 }
 

@@ -9,7 +9,10 @@
 #include <limits>
 #include <random>
 
+#include "engine/bit_plane.hpp"
 #include "engine/memory_source.hpp"
+#include "jobs/pipeline/metered_source.hpp"
+#include "jobs/reconstruct/binary_whole.hpp"
 #include "jobs/reconstruct/reconstruct_job.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
 #include "tests/support/maze.hpp"
@@ -361,6 +364,49 @@ TEST(BitPlanes, RowsPackUnpackAndBinaryCheck) {
       row[static_cast<size_t>(n - 1)] = 1;
       EXPECT_FALSE(bytes_binary(row.data(), n));
     }
+}
+
+// A whole image's bit plane as a source (the whole-image GPU result): it
+// reads as its bytes at any rect, in both polarities, and offers its bits
+// (engine/bit_plane.hpp) with the values they read as; a pipeline step's
+// meter counts a reader taking them as one visit of every pixel, and passes
+// them on. A plane of the wrong size is refused.
+TEST(BitPlanes, WholeImageSourceReadsAndOffersItsBits) {
+  std::mt19937_64 rng(23);
+  const int64_t w = 101, h = 37, pitch = bit_plane_pitch(w);
+  for (bool zeros : {false, true}) {
+    Image bytes(kGray8, Rect(0, 0, w, h));
+    std::vector<uint32_t> plane(static_cast<size_t>(pitch * (h + 2)), 0);
+    for (int64_t y = 0; y < h; ++y) {
+      uint8_t* row = bytes.row<uint8_t>(y);
+      for (int64_t x = 0; x < w; ++x) row[x] = rng() % 3 ? 255 : 0;
+      pack_row_bits(row, w, plane.data() + (y + 1) * pitch + 1, pitch - 1, zeros);
+    }
+    const uint32_t* words = plane.data();
+    const auto src = make_bit_plane_source(std::move(plane), w, h, zeros, SourceInfo{});
+    EXPECT_EQ(src->info().fmt, kGray8);
+    EXPECT_EQ(test::diff_images(src->read(0, bytes.rect()).view(), bytes.view()), "");
+    const Rect part(33, 5, 40, 20);
+    EXPECT_EQ(test::diff_images(src->read(0, part).view(), bytes.view().sub(part)), "");
+    const BitPlane* b = src->bit_plane();
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->words, words);  // the plane itself, not a copy
+    EXPECT_EQ(b->pitch, pitch);
+    EXPECT_EQ(b->width, w);
+    EXPECT_EQ(b->height, h);
+    EXPECT_EQ(b->on, zeros ? 0 : 255);
+    EXPECT_EQ(b->off, zeros ? 255 : 0);
+
+    auto meter = std::make_shared<StepMeter>();
+    const MeteredSource metered(src, meter);
+    EXPECT_EQ(metered.bit_plane(), b);
+    EXPECT_EQ(meter->visits.load(), 1);
+    EXPECT_EQ(meter->pixels.load(), w * h);
+    EXPECT_EQ(metered.device_tiles(), nullptr);
+  }
+  MemorySource plain(Image(kGray8, Rect(0, 0, 8, 8)));
+  EXPECT_EQ(plain.bit_plane(), nullptr);
+  EXPECT_THROW(make_bit_plane_source(std::vector<uint32_t>(5), w, h, false, SourceInfo{}), InternalError);
 }
 
 TEST(Reconstruct, BadInput) {

@@ -4,6 +4,7 @@
 
 #include "engine/op_registry.hpp"
 #include "jobs/label/label_job.hpp"
+#include "jobs/label/sparse_label.hpp"
 #include "jobs/watershed/watershed_job.hpp"
 
 namespace tw::ops {
@@ -53,11 +54,20 @@ void register_watershed(OpRegistry& r) {
   op.run = [](const std::vector<std::shared_ptr<const TileSource>>& in, const OpParams& p, ExecContext& ctx) {
     const TileSource* mask = in.size() > 2 ? in[2].get() : nullptr;
     // A binary mask of markers: each 8-connected blob one marker, numbered
-    // as skimage.measure.label numbers them (jobs/label); its store's cache
+    // as skimage.measure.label numbers them (jobs/label). Few marker pixels
+    // (nuclei's h-maxima) are labelled as a list of pixels, 12 bytes each,
+    // within a sixteenth of the budget; more, into a tile store whose cache
     // comes off the budget.
     LabelStats ls;
-    const std::shared_ptr<const TileSource> markers =
-        in[1]->info().fmt.type == SampleType::kU8 ? label_components(in[1], 8, ctx, &ls) : in[1];
+    std::shared_ptr<const TileSource> markers = in[1];
+    if (in[1]->info().fmt.type == SampleType::kU8) {
+      const size_t max_pixels = ctx.memory / 16 / 24;  // the list and its union-find while it is made
+      markers = label_sparse(*in[1], 8, ctx.tile, max_pixels, &ls);
+      if (markers)
+        ctx.take_memory(max_pixels * 12);  // at most what the list holds
+      else
+        markers = label_components(in[1], 8, ctx, &ls);
+    }
     // The GPU floods whole tiles and copies them both ways; on sparse masks
     // (nuclei: ~12% of the pixels) the CPU's flood of the mask's pixels is
     // faster end to end (docs/ops/watershed.md), so the GPU is asked for.

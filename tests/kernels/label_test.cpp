@@ -13,6 +13,7 @@
 
 #include "engine/memory_source.hpp"
 #include "jobs/label/label_job.hpp"
+#include "jobs/label/sparse_label.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -217,6 +218,65 @@ TEST(Label, WorstCasesFlatAndThin) {
   const Image want = label_of(m, 8, 16);
   EXPECT_EQ(diff_labels(label_of(f, 8, 16), want), "");
   EXPECT_EQ(diff_labels(label_of(u, 8, 32), want), "");
+}
+
+// The sparse labelling of few pixels (a watershed's markers) gives
+// label_components' numbers, read back through any rect: random masks of
+// several densities and sizes (one row, one column, one pixel), the
+// serpentine across hundreds of tiles, the checkerboard, both
+// connectivities, any tile size. More set pixels than it may hold, or not
+// u8: nothing (the caller labels with label_components).
+TEST(LabelSparse, EqualsLabelComponents) {
+  auto copy_of = [](const Image& a) {
+    Image c(a.fmt(), a.rect());
+    copy_overlap(a.view(), c.view());
+    return c;
+  };
+  auto sparse_of = [&](const Image& m, int conn, int64_t tile, LabelStats* st = nullptr) {
+    MemorySource src(copy_of(m));
+    const auto out = label_sparse(src, conn, tile, size_t{1} << 30, st);
+    EXPECT_NE(out, nullptr);
+    if (!out) return Image(PixelFormat{SampleType::kU32, 1}, m.rect());
+    EXPECT_EQ(out->info().fmt, (PixelFormat{SampleType::kU32, 1}));
+    // Read in odd pieces, as the watershed's tiles and halos read it.
+    Image all(PixelFormat{SampleType::kU32, 1}, m.rect());
+    for (int64_t y = 0; y < m.rect().h; y += 23)
+      for (int64_t x = 0; x < m.rect().w; x += 37) {
+        const Rect r = Rect(x, y, 37, 23).intersect(m.rect());
+        copy_overlap(out->read(0, r).view(), all.view());
+      }
+    return all;
+  };
+  int64_t dashes = 0;
+  std::vector<Image> masks;
+  masks.push_back(random_mask(301, 257, 0.002, 1));
+  masks.push_back(random_mask(301, 257, 0.05, 2));
+  masks.push_back(random_mask(128, 96, 0.5, 3));
+  masks.push_back(random_mask(1, 300, 0.3, 4));
+  masks.push_back(random_mask(300, 1, 0.3, 5));
+  masks.push_back(random_mask(1, 1, 1.0, 6));
+  masks.push_back(serpentine(515, 387, &dashes));
+  Image board(kGray8, Rect(0, 0, 61, 43));
+  for (int64_t y = 0; y < 43; ++y)
+    for (int64_t x = 0; x < 61; ++x) *board.ptr<uint8_t>(x, y) = (x + y) % 2 ? 0 : 7;
+  masks.push_back(std::move(board));
+  for (size_t k = 0; k < masks.size(); ++k)
+    for (int conn : {4, 8})
+      for (int64_t tile : {16, 64, 256}) {
+        LabelStats want_st, got_st;
+        const Image want = label_of(masks[k], conn, tile, size_t{1} << 30, &want_st);
+        EXPECT_EQ(diff_labels(sparse_of(masks[k], conn, tile, &got_st), want), "")
+            << "mask " << k << ", connectivity " << conn << ", tile " << tile;
+        EXPECT_EQ(got_st.components, want_st.components) << "mask " << k;
+      }
+  // Limits and types.
+  const Image dense = random_mask(100, 80, 0.5, 7);
+  MemorySource src(copy_of(dense));
+  EXPECT_EQ(label_sparse(src, 8, 64, 100), nullptr);
+  EXPECT_NE(label_sparse(src, 8, 64, 8000), nullptr);
+  MemorySource wide(Image(PixelFormat{SampleType::kU16, 1}, Rect(0, 0, 8, 8)));
+  EXPECT_EQ(label_sparse(wide, 8, 64, 1000), nullptr);
+  EXPECT_THROW(label_sparse(src, 6, 64, 8000), InputError);
 }
 
 // A nuclei-like mask 8x --memory through the CLI: the same bytes as a run

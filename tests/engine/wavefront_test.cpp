@@ -105,11 +105,17 @@ TEST(Wavefront, ResultIndependentOfTilingThreadsAndBudget) {
   }
 }
 
-TEST(Wavefront, SeedCrossesEveryBorderOfAMaze) {
-  const Image maze = test::serpentine_maze(200, 150);
+// A marker of one pixel at the maze's entrance (1, 1), 0 elsewhere.
+Image seed_at_maze_start(const Image& maze) {
   Image marker(kGray8, maze.rect());
   marker.fill_zero();
   marker.ptr<uint8_t>(1, 1)[0] = 200;
+  return marker;
+}
+
+TEST(Wavefront, SeedCrossesEveryBorderOfAMaze) {
+  const Image maze = test::serpentine_maze(200, 150);
+  const Image marker = seed_at_maze_start(maze);
   const Outcome r = run(marker, maze, 32, size_t{1} << 30, 8);
   EXPECT_EQ(test::diff_images(r.result.view(), maze.view()), "") << "the corridor is not filled end to end";
   // The front leaves and re-enters tiles: they run more than once.
@@ -150,9 +156,7 @@ class WatchedRule : public DilationRule {
 // result is the same.
 TEST(Wavefront, LimitedTilesInWorkUseEveryThreadForEachTile) {
   const Image maze = test::serpentine_maze(200, 150);
-  Image marker(kGray8, maze.rect());
-  marker.fill_zero();
-  marker.ptr<uint8_t>(1, 1)[0] = 200;
+  const Image marker = seed_at_maze_start(maze);
   const Outcome whole = run(marker, maze, 32, size_t{1} << 30, 8);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 4);
   tbb::task_arena caller(4);

@@ -23,7 +23,7 @@ namespace {
 class BitPlaneSource final : public TileSource {
  public:
   BitPlaneSource(std::vector<uint32_t> plane, int64_t pitch, int64_t w, int64_t h, bool zeros, const SourceInfo& like)
-      : plane_(std::move(plane)), pitch_(pitch), zeros_(zeros) {
+      : plane_(std::move(plane)) {
     bits_.words = plane_.data(), bits_.pitch = pitch, bits_.width = w, bits_.height = h;
     // A set bit is a pixel that turned on: 255 by dilation, 0 by erosion
     // (the planes held the complements).
@@ -43,14 +43,12 @@ class BitPlaneSource final : public TileSource {
   void read_inside(int, const ImageView& dst) const override {
     const Rect& r = dst.rect;
     for (int64_t y = r.y; y < r.y1(); ++y)
-      unpack_row_bits(plane_.data() + (y + 1) * pitch_, r.x, r.w, dst.ptr<uint8_t>(r.x, y), bits_.on, bits_.off);
+      unpack_row_bits(plane_.data() + (y + 1) * bits_.pitch, r.x, r.w, dst.ptr<uint8_t>(r.x, y), bits_.on, bits_.off);
   }
 
  private:
   std::vector<uint32_t> plane_;
-  int64_t pitch_;
-  bool zeros_;
-  BitPlane bits_;
+  BitPlane bits_;  // over plane_
 };
 
 // A whole-image solve's result: one tile, one visit, read from its plane.

@@ -80,12 +80,16 @@ std::shared_ptr<const TileSource> label_sparse(const TileSource& mask, int conne
     const Rect r = grid.tile_rect(t % grid.cols(), t / grid.cols());
     const Image img = mask.read(0, r);
     std::vector<uint64_t>& mine = found[static_cast<size_t>(t)];
+    // Counted row by row, so that a dense tile (up to 16384^2 pixels) stops
+    // long before its list outgrows the limit.
     for (int64_t y = r.y; y < r.y1(); ++y) {
       const uint8_t* row = img.row<uint8_t>(y);
+      const size_t before = mine.size();
       for (int64_t x = 0; x < r.w; ++x)
         if (row[x]) mine.push_back(static_cast<uint64_t>(y * W + r.x + x));
+      const size_t added = mine.size() - before;
+      if (total.fetch_add(added) + added > max_pixels) return too_many.store(true);
     }
-    if (total.fetch_add(mine.size()) + mine.size() > max_pixels) too_many = true;
   });
   if (too_many) return nullptr;
   std::vector<uint64_t> index;

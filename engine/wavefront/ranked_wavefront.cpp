@@ -107,7 +107,6 @@ class RankedEngine {
   RankedEngine(ScratchStore& j, ScratchStore& i, const TilePropagator& rule, const WavefrontOptions& opt)
       : j_(j),
         i_(i),
-        rule_(rule),
         ranks_(*opt.ranks),
         me_(opt.ranks->rank()),
         n_(opt.ranks->size()),
@@ -496,7 +495,6 @@ class RankedEngine {
 
   ScratchStore& j_;
   ScratchStore& i_;
-  const TilePropagator& rule_;
   Ranks& ranks_;
   const int me_, n_;
   TileGrid grid_;

@@ -47,7 +47,6 @@ class Engine {
          tbb::task_arena* work)
       : j_(j),
         i_(i),
-        rule_(rule),
         grid_(j.grid()),
         borders_(grid_, j.info().fmt, opt.connectivity, rule),
         state_(grid_.count()),
@@ -147,7 +146,6 @@ class Engine {
 
   ScratchStore& j_;
   ScratchStore& i_;
-  const TilePropagator& rule_;
   TileGrid grid_;
   TileBorders borders_;
   TileStates state_;

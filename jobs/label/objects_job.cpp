@@ -304,7 +304,6 @@ class ObjectFilter {
     records_ = std::make_unique<PagedArray<TileObject>>(static_cast<uint64_t>(W_) * static_cast<uint64_t>(H_), M_ / 16,
                                                         ctx_.scratch_path());
     std::atomic<uint64_t> next{0};
-    std::mutex mu;
     for_tiles([&](int64_t tx, int64_t ty, const Rect& r) {
       thread_local LabelIndex index;
       thread_local std::vector<TileObject> objs;

@@ -12,6 +12,7 @@
 
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/device_image.hpp"
+#include "engine/cuda/split_jpeg_input.hpp"
 #include "engine/memory.hpp"
 #include "engine/ops/device_tiles.hpp"
 #include "engine/progress.hpp"
@@ -176,6 +177,11 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
   if (inputs.size() != plan.input_names.size()) throw InternalError("run_pipeline: inputs do not match the plan");
   PipelineRun run;
   run.slots = inputs;
+  // On CUDA, inputs of JPEG tiles reach the GPU steps the split way: entropy
+  // decoding on the CPU, the rest on the device (engine/cuda/split_jpeg_input.hpp).
+  if (ctx.backend.is_cuda())
+    for (SourceP& in : run.slots) in = make_split_jpeg_input(in, ctx.backend.device);
+  run.inputs = run.slots;
   // The inputs' readers: decode memory for each; a cache of decoded tiles
   // for those read with halos (reductions read each pixel once).
   for (size_t k = 0; k < inputs.size(); ++k) {

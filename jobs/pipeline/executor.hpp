@@ -20,9 +20,10 @@
 namespace tw {
 
 struct PipelineRun {
-  std::vector<std::shared_ptr<const TileSource>> slots;  // every result (inputs first), metered
-  std::vector<OpResult> results;                         // per step (their image: unmetered)
-  std::vector<std::shared_ptr<StepMeter>> meters;        // per step: reads of its result
+  std::vector<std::shared_ptr<const TileSource>> slots;   // every result (inputs first), metered
+  std::vector<std::shared_ptr<const TileSource>> inputs;  // the inputs as the steps read them (kept to the end)
+  std::vector<OpResult> results;                          // per step (their image: unmetered)
+  std::vector<std::shared_ptr<StepMeter>> meters;         // per step: reads of its result
   struct Barrier {
     double seconds = 0;  // wall time of the step's own run (its input's streamed steps included)
     ByteCounts bytes;    // moved by it, its streamed inputs' share taken off

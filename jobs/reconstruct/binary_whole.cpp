@@ -55,6 +55,7 @@ class BitPlaneSource final : public TileSource {
 void finish_whole(ReconstructResult& res, std::vector<uint32_t> plane, int64_t w, int64_t h, bool zeros,
                   const SourceInfo& like, std::chrono::steady_clock::time_point t0) {
   res.gpu_binary = true;
+  res.whole_image = true;
   res.wavefront.tiles = 1;
   res.wavefront.tile_visits = 1;
   res.wavefront.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -11,6 +11,7 @@
 #include "engine/ops/clones.hpp"
 #include "engine/trace.hpp"
 #include "jobs/reconstruct/binary_whole.hpp"
+#include "jobs/reconstruct/grey_whole.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
 
 namespace tw {
@@ -136,6 +137,7 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
     throw InputError("the marker (" + marker.info().fmt.str() + ") and the mask (" + fmt.str() +
                      ") must have the same pixel type");
   if (std::optional<ReconstructResult> whole = reconstruct_binary_whole(marker, mask, job)) return std::move(*whole);
+  if (std::optional<ReconstructResult> whole = reconstruct_grey_whole(marker, mask, job)) return std::move(*whole);
   ReconstructResult res;
   const bool cuda = job.backend.is_cuda();
   auto rule = cuda ? make_cuda_reconstruct_rule(job.backend.device, fmt, job.params, &res.gpu)
@@ -205,6 +207,7 @@ ReconstructJob reconstruct_job(const ExecContext& ctx, ReconstructParams params,
   job.scratch_near = ctx.scratch_near;
   job.backend = ctx.backend;
   job.ranks = ctx.ranks;
+  job.result_on_device = ctx.result_to_device;
   return job;
 }
 

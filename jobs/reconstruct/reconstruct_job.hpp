@@ -44,6 +44,12 @@ struct ReconstructJob {
   // border, the maximum inside), so a binary mask computed on the GPU can be
   // packed and solved there without coming to the host (binary_whole.hpp).
   bool marker_is_mask_border = false;
+  // Says that marker_from_mask is h-dome's (the mask minus this, saturating),
+  // so a grey image can be solved whole on the device (grey_whole.hpp).
+  int64_t marker_mask_minus = 0;
+  // The run's ExecContext::result_to_device: a result solved whole on the
+  // device may stay there for the GPU steps that read it.
+  bool result_on_device = false;
 };
 
 // The GPU is filled only by large tiles: a 4096^2 tile is 16384 megapixels,
@@ -60,6 +66,7 @@ struct ReconstructResult {
   GpuWavefrontStats gpu;          // with CUDA
   bool gpu_binary = false;        // ran the bit-plane kernel (binary input)
   bool gpu_device_input = false;  // the input was a GPU chain's, packed on the device
+  bool whole_image = false;       // solved whole on the device: no tiles
 };
 
 // The job's budgets, tile, scratch place and backend from a run's context.

@@ -60,7 +60,7 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
                 {"gpu_host_seconds", r.gpu.host_seconds},  // staging and comparing tiles on the host
                 {"tiles_spilled", r.store_stats.spills},
                 {"tiles_reloaded", r.store_stats.loads},
-                {"gpu_whole_image", !r.store},             // solved whole on the device: no tiles
+                {"gpu_whole_image", r.whole_image},        // solved whole on the device: no tiles
                 {"gpu_device_input", r.gpu_device_input},  // ... from a GPU chain's result in device memory
                 // Split over ranks: edges, termination waves and the result's gather.
                 {"rank_messages", r.wavefront.messages},
@@ -194,6 +194,8 @@ void register_hdome(OpRegistry& r) {
     const auto sub = saturating_difference(fmt, h);
     ReconstructJob job = reconstruct_job(ctx, params_of(p, ReconstructMethod::kDilation));
     job.marker_from_mask = marker_from_rows(sub);
+    job.marker_mask_minus = h;
+    job.result_on_device = false;  // the dome below reads the reconstruction on the host
     const ReconstructResult res = reconstruct(*in[0], job);
     auto dome = std::make_shared<OwningMapSource>(std::vector<SourceP>{in[0], res.image}, fmt, sub, "h-dome");
     return wavefront_result(dome, res, ctx, "Tilewave h-dome, h=" + std::to_string(h));

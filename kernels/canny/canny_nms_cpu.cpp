@@ -37,7 +37,7 @@ TW_CLONES void classify_row(const int32_t* __restrict gx, const int32_t* __restr
     const int u = (v > up[i]) & (v >= dn[i]);
     const int d = rising ? (v > up[i - 1]) & (v > dn[i + 1]) : (v > up[i + 1]) & (v > dn[i - 1]);
     const int peak = (horizontal & h) | (vertical & u) | (diagonal & d);
-    out[i] = static_cast<uint8_t>(peak & (v > low2) ? (v > high2 ? kCannyStrong : kCannyWeak) : 0);
+    out[i] = static_cast<uint8_t>((peak & (v > low2)) ? (v > high2 ? kCannyStrong : kCannyWeak) : 0);
   }
 }
 

@@ -340,6 +340,66 @@ std::unique_ptr<TilePropagator> make_typed(int device, const ReconstructParams& 
   return std::make_unique<CudaRule<T, false, false>>(device, st);
 }
 
+// The words of a whole image's reconstruction from its images: the marker
+// (given, or made from the mask) and the mask, widened; a given marker out of
+// order is clipped, or flagged.
+struct GreyLoad {
+  const uint8_t* mask;
+  const uint8_t* marker;
+  size_t pitch;
+  int64_t w, h;
+  int64_t minus;
+  bool border, clip, dilate;
+  uint32_t maxv;
+};
+
+template <class T>
+__global__ void load_grey_whole(GreyLoad a, uint32_t* j, uint32_t* i, int64_t wp, int* out_of_order) {
+  const int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (x >= a.w) return;
+  for (int64_t y = blockIdx.y; y < a.h; y += gridDim.y) {
+    const uint32_t m = reinterpret_cast<const T*>(a.mask + y * a.pitch)[x];
+    uint32_t k;
+    if (a.marker)
+      k = reinterpret_cast<const T*>(a.marker + y * a.pitch)[x];
+    else if (a.border)
+      k = (x == 0 || y == 0 || x == a.w - 1 || y == a.h - 1) ? m : a.maxv;
+    else
+      k = m > a.minus ? m - static_cast<uint32_t>(a.minus) : 0u;
+    if (a.dilate ? k > m : k < m) {
+      if (a.clip)
+        k = m;
+      else
+        *out_of_order = 1;
+    }
+    j[(y + 1) * wp + x + 1] = k;
+    i[(y + 1) * wp + x + 1] = m;
+  }
+}
+
+template <class T>
+__global__ void narrow_whole(const uint32_t* j, int64_t wp, uint8_t* out, size_t pitch, int64_t w, int64_t h) {
+  const int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (x >= w) return;
+  for (int64_t y = blockIdx.y; y < h; y += gridDim.y)
+    reinterpret_cast<T*>(out + y * pitch)[x] = static_cast<T>(j[(y + 1) * wp + x + 1]);
+}
+
+int64_t whole_pitch(int64_t w) {
+  return (w + 2 + 31) / 32 * 32;
+}
+
+template <bool kDilate, bool kEight>
+void run_whole(const Geometry& g, mp_queue::Workspace& ws, int device, cudaStream_t s, int n) {
+  int per_sm = 0, sms = 0;
+  TW_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, iwpp_mp<kDilate, kEight>, 32, 0));
+  TW_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int blocks = std::max(1, std::min(per_sm * sms, n));
+  const Queue q = mp_queue::reset_queue(ws, n, blocks, true, s);
+  iwpp_mp<kDilate, kEight><<<blocks, 32, 0, s>>>(g, q);
+  TW_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 namespace mp_queue {
@@ -378,6 +438,73 @@ Queue reset_queue(Workspace& ws, int n, int consumers, bool all_queued, cudaStre
 }
 
 }  // namespace mp_queue
+
+size_t grey_whole_image_device_bytes(int64_t width, int64_t height) {
+  return 2 * static_cast<size_t>(whole_pitch(width)) * static_cast<size_t>(height + 2) * sizeof(uint32_t);
+}
+
+bool reconstruct_grey_on_device(int device, const GreyWholeImage& a, GpuWavefrontStats* stats) {
+  a.params.validate();
+  const bool u16 = a.fmt == kGray16;
+  if (!u16 && a.fmt != kGray8) throw InternalError("reconstruct_grey_on_device: 8- or 16-bit gray only");
+  if (a.width <= 0 || a.height <= 0 || a.width > (int64_t{1} << 30) || a.height > (int64_t{1} << 30))
+    throw InternalError("reconstruct_grey_on_device: bad size");
+  const bool dil = a.params.method == ReconstructMethod::kDilation, eight = a.params.connectivity == 8;
+  const int64_t wp = whole_pitch(a.width);
+  const size_t words = static_cast<size_t>(wp) * static_cast<size_t>(a.height + 2);
+  mp_queue::Workspace& ws = mp_queue::workspace(device);
+  std::lock_guard<std::mutex> lock(ws.mu);  // the queue is the device's, shared with the tile rules
+  cuda::DeviceScope scope(device);
+  cuda::Stream stream;
+  const cudaStream_t s = stream.get();
+  cuda::DeviceBuffer<uint32_t> j(words), i(words), flag(1);
+  // The ring round the core is neutral: no neighbour beyond the image.
+  TW_CUDA_CHECK(cudaMemsetAsync(j.get(), dil ? 0 : 0xff, words * sizeof(uint32_t), s));
+  TW_CUDA_CHECK(cudaMemsetAsync(flag.get(), 0, sizeof(uint32_t), s));
+  GreyLoad ld{a.mask,       a.marker,      a.pitch, a.width, a.height,
+              a.mask_minus, a.mask_border, a.clip,  dil,     u16 ? 65535u : 255u};
+  const dim3 grid(static_cast<unsigned>((a.width + 255) / 256),
+                  static_cast<unsigned>(std::min<int64_t>(a.height, 4096)));
+  int* bad = reinterpret_cast<int*>(flag.get());
+  if (u16)
+    load_grey_whole<uint16_t><<<grid, 256, 0, s>>>(ld, j.get(), i.get(), wp, bad);
+  else
+    load_grey_whole<uint8_t><<<grid, 256, 0, s>>>(ld, j.get(), i.get(), wp, bad);
+  TW_CUDA_CHECK_LAUNCH();
+  int out_of_order = 0;
+  TW_CUDA_CHECK(cudaMemcpyAsync(&out_of_order, bad, sizeof out_of_order, cudaMemcpyDeviceToHost, s));
+  stream.sync();
+  if (out_of_order) return false;
+  const int w = static_cast<int>(a.width), h = static_cast<int>(a.height);
+  const int nbx = (w + kMp - 1) / kMp, nby = (h + kMp - 1) / kMp;
+  const Geometry g{j.get(), i.get(), wp, w, h, nbx, nby};
+  cuda::Event t1, t2;
+  t1.record(s);
+  const int n = nbx * nby;
+  if (dil && eight)
+    run_whole<true, true>(g, ws, device, s, n);
+  else if (dil)
+    run_whole<true, false>(g, ws, device, s, n);
+  else if (eight)
+    run_whole<false, true>(g, ws, device, s, n);
+  else
+    run_whole<false, false>(g, ws, device, s, n);
+  t2.record(s);
+  if (u16)
+    narrow_whole<uint16_t><<<grid, 256, 0, s>>>(j.get(), wp, a.out, a.pitch, a.width, a.height);
+  else
+    narrow_whole<uint8_t><<<grid, 256, 0, s>>>(j.get(), wp, a.out, a.pitch, a.width, a.height);
+  TW_CUDA_CHECK_LAUNCH();
+  unsigned long long visits = 0;
+  TW_CUDA_CHECK(
+      cudaMemcpyAsync(&visits, ws.counters.get() + 3 * kCounterSpacing, sizeof visits, cudaMemcpyDeviceToHost, s));
+  stream.sync();
+  if (stats) {
+    stats->megapixel_visits += static_cast<int64_t>(visits);
+    stats->kernel_seconds += t2.ms_since(t1) * 1e-3;
+  }
+  return true;
+}
 
 std::unique_ptr<TilePropagator> make_cuda_reconstruct_rule(int device, PixelFormat fmt, const ReconstructParams& p,
                                                            GpuWavefrontStats* stats) {

@@ -50,4 +50,31 @@ void reconstruct_binary_planes(int device, int connectivity, uint32_t* on, const
 bool fill_holes_binary_on_device(int device, int connectivity, const uint8_t* bytes, size_t byte_pitch, int64_t w,
                                  int64_t h, uint32_t* result, GpuWavefrontStats* stats);
 
+// A whole grey image's reconstruction, its images already in device memory
+// on one device: no tiles, no visits, nothing over PCIe. The marker is given,
+// or made from the mask on the device (h-dome's mask - h; fill-holes' mask on
+// the border and the type's maximum inside), so it need not exist as an
+// image. Every image is `fmt` (8- or 16-bit gray), rows `pitch` bytes apart.
+struct GreyWholeImage {
+  PixelFormat fmt;
+  ReconstructParams params;
+  int64_t width = 0, height = 0;
+  size_t pitch = 0;
+  const uint8_t* mask = nullptr;
+  const uint8_t* marker = nullptr;  // null: made from the mask as below
+  int64_t mask_minus = 0;           // marker = max(mask - mask_minus, 0)
+  bool mask_border = false;         // marker = mask on the border, the maximum inside
+  bool clip = false;                // clip a given marker to the mask instead of declining
+  uint8_t* out = nullptr;           // the result (may be the marker's memory)
+};
+
+// Device memory it takes beside the images: two 32-bit words a pixel.
+size_t grey_whole_image_device_bytes(int64_t width, int64_t height);
+
+// Runs it. Returns false, with `out` unchanged, where a given marker is out of
+// order (above the mask by dilation, below by erosion) and clip is off: the
+// tile path then gives its error. Throws CudaError where device memory runs
+// out.
+bool reconstruct_grey_on_device(int device, const GreyWholeImage& a, GpuWavefrontStats* stats);
+
 }  // namespace tw

@@ -21,4 +21,12 @@ bool fill_holes_binary_on_device(int, int, const uint8_t*, size_t, int64_t, int6
   throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
 }
 
+size_t grey_whole_image_device_bytes(int64_t, int64_t) {
+  return 0;
+}
+
+bool reconstruct_grey_on_device(int, const GreyWholeImage&, GpuWavefrontStats*) {
+  throw InputError("this build has no CUDA backend (nvcc was not found when it was built)");
+}
+
 }  // namespace tw

@@ -3,7 +3,12 @@
 // which are the CPU's, at tile sizes 64, 67, 256 and the whole image, and out
 // of core; a fused run of GPU ops crosses the bus once per tile each way.
 #include <gtest/gtest.h>
+#include <tiffio.h>
 
+#include <algorithm>
+#include <fstream>
+
+#include "engine/cuda/split_jpeg_input.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
 #include "tests/jobs/pipeline_chains.hpp"
 #include "tests/support/gpu.hpp"
@@ -207,10 +212,152 @@ TEST(PipelineCudaResidency, FillHolesMaskStaysOnTheDevice) {
     EXPECT_TRUE(edt["values"]["bits_input"].get<bool>()) << edt.dump();
     EXPECT_LE(edt["bytes_uploaded"].get<uint64_t>(), plane) << edt.dump();
   }
+  // Not binary: the grey kernel solves it whole, from the chain's result in
+  // device memory as well.
   const std::vector<std::string> grey = {"filter gray", "filter gaussian --sigma 2", "fill-holes"};
   const auto grey_gpu = run(grey, Backend::cuda(0), 256);
   EXPECT_EQ(test::bytes_diff(grey_gpu.first.view(), run(grey, Backend{}, 256).first.view()), "");
-  EXPECT_FALSE(grey_gpu.second[2]["values"]["gpu_device_input"].get<bool>());
+  EXPECT_FALSE(grey_gpu.second[2]["values"]["gpu_binary_kernel"].get<bool>());
+  EXPECT_TRUE(grey_gpu.second[2]["values"]["gpu_whole_image"].get<bool>());
+}
+
+// A grey wavefront step (h-dome) whose input GPU steps compute: its input
+// stays in device memory (stored there, since h-dome reads it twice), the
+// marker is made there, the whole image is solved in one kernel run, and
+// only the result comes down: nothing goes up but the chain's input, where
+// the tile wavefront sent every tile up on every visit. Equal to the CPU's at
+// every tile size, and out of core.
+TEST(PipelineCudaResidency, GreyWavefrontOnDeviceResidentImages) {
+  TW_REQUIRE_GPU();
+  const std::vector<std::string> chain = {"filter gray", "filter gaussian --sigma 2", "hdome --h 20",
+                                          "filter threshold --value 5"};
+  const int64_t w = 1001, h = 777;
+  const auto input = test::slide(w, h, 6);
+  auto run = [&](const Backend& b, int64_t tile, size_t memory) {
+    const Pipeline p = parse_pipeline(chain);
+    const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
+    ExecContext ctx;
+    ctx.tile = tile;
+    ctx.backend = b;
+    if (memory) ctx.memory = memory;
+    const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, {});
+    return std::make_pair(test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r));
+  };
+  const auto cpu = run(Backend{}, 256, 0);
+  for (int64_t tile : {64, 67, 256, 1001}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    const auto gpu = run(Backend::cuda(0), tile, 0);
+    EXPECT_EQ(test::bytes_diff(gpu.first.view(), cpu.first.view()), "");
+    const nlohmann::json& dome = gpu.second[2];
+    EXPECT_TRUE(dome["values"]["gpu_whole_image"].get<bool>()) << dome.dump();
+    EXPECT_TRUE(dome["values"]["gpu_device_input"].get<bool>()) << dome.dump();
+    EXPECT_TRUE(dome["stored_input"].get<bool>()) << dome.dump();
+    EXPECT_EQ(dome["values"]["tile_visits"].get<int64_t>(), 1) << dome.dump();
+    // Up: the RGB input of the chain that makes the stored input, once (3
+    // bytes a pixel); the tile wavefront sent 2 bytes a pixel more per visit.
+    EXPECT_LT(dome["bytes_uploaded"].get<uint64_t>(), static_cast<uint64_t>(3.1 * static_cast<double>(w * h)))
+        << dome.dump();
+  }
+  const auto small = run(Backend::cuda(0), 64, static_cast<size_t>(w * h * 3) / 9);
+  EXPECT_EQ(test::bytes_diff(small.first.view(), cpu.first.view()), "") << "out of core";
+}
+
+// A slide of JPEG tiles read by GPU steps: the CPU only entropy-decodes the
+// tiles, the device does the rest, and the pixels are the CPU decoder's —
+// at 4:2:0 and 4:4:4, gray, coarse and fine quality, odd sizes, every tile
+// size of the run, and out of core. Tiles the GPU cannot finish (RGB-coded
+// JPEG) and other codecs are read as before. A corrupt tile gives the CPU's
+// one-line error.
+TEST(PipelineCudaResidency, JpegInputDecodedTheSplitWay) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  struct Case {
+    PixelFormat fmt;
+    int64_t w, h;
+    int tile, quality;
+    uint16_t compression;
+    bool ycbcr, noise, split;
+  };
+  int n = 0;
+  for (const Case& c : {Case{kRgb8, 1000, 613, 256, 90, COMPRESSION_JPEG, true, false, true},
+                        Case{kRgb8, 700, 530, 128, 100, COMPRESSION_JPEG, true, true, true},
+                        Case{kRgb8, 517, 300, 64, 20, COMPRESSION_JPEG, true, false, true},
+                        Case{kGray8, 1000, 613, 256, 95, COMPRESSION_JPEG, false, true, true},
+                        Case{kGray8, 300, 333, 16, 75, COMPRESSION_JPEG, false, false, true},
+                        Case{kRgb8, 600, 400, 128, 90, COMPRESSION_JPEG, false, false, false},
+                        Case{kRgb8, 600, 400, 128, 90, COMPRESSION_ADOBE_DEFLATE, false, false, false}}) {
+    const Image img = c.noise ? test::random_image(c.fmt, c.w, c.h, 11) : test::pattern_image(c.fmt, c.w, c.h, 5);
+    test::TiffSpec spec;
+    spec.tile_w = spec.tile_h = c.tile;
+    spec.compression = c.compression;
+    spec.jpeg_quality = c.quality;
+    spec.jpeg_ycbcr = c.ycbcr;
+    const std::string path = tmp.file("in" + std::to_string(n++) + ".tif");
+    test::write_tiff(path, img.view(), spec);
+    const SourcePtr input = open_source(path);
+    const std::string what = path + " " + c.fmt.str() + " q" + std::to_string(c.quality);
+    std::vector<std::string> steps = {"filter gaussian --sigma 2", "filter invert"};
+    if (c.fmt == kRgb8) steps.insert(steps.begin(), "filter gray");
+    auto run = [&](const Backend& b, int64_t tile, size_t memory, int64_t* split) {
+      const Pipeline p = parse_pipeline(steps);
+      const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
+      ExecContext ctx;
+      ctx.tile = tile;
+      ctx.backend = b;
+      if (memory) ctx.memory = memory;
+      const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, {});
+      Image out = test::read_tiled(*r.output(), 256);
+      if (split) *split = split_jpeg_tiles(*r.inputs[0]);
+      return out;
+    };
+    const Image cpu = run(Backend{}, 256, 0, nullptr);
+    for (int64_t tile : {64, 67, 256, 1024}) {
+      int64_t split = 0;
+      const Image gpu = run(Backend::cuda(0), tile, 0, &split);
+      EXPECT_EQ(test::bytes_diff(gpu.view(), cpu.view()), "") << what << " tile " << tile;
+      EXPECT_EQ(split > 0, c.split) << what << ": " << split;
+      if (!c.split) {
+        EXPECT_EQ(split, -1) << what << ": not wrapped";
+      }
+    }
+    int64_t split = 0;
+    const Image small = run(Backend::cuda(0), 64, static_cast<size_t>(c.w * c.h * 3) / 9 + (4u << 20), &split);
+    EXPECT_EQ(test::bytes_diff(small.view(), cpu.view()), "") << what << " out of core";
+  }
+  // A damaged tile: the one-line error the CPU gives, no output.
+  const std::string bad = tmp.file("bad.tif");
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:1800x1500", bad, "--min-size", "100000", "--device", "cpu"}).exit_code,
+            0);
+  {
+    TIFF* t = TIFFOpen(bad.c_str(), "r");
+    uint64_t* offs = nullptr;
+    uint64_t* cnts = nullptr;
+    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
+    const uint64_t off = offs[30], bytes = cnts[30];
+    TIFFClose(t);
+    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(off + bytes / 2));
+    const std::string junk = "\xff\xd9\xff\xd9";
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  for (const char* dev : {"cpu", "cuda"}) {
+    const std::string out = tmp.file(std::string("out-") + dev + ".tif");
+    const auto r = test::run_cli({"run", bad, out, "filter gray", "filter gaussian --sigma 2", "--device", dev});
+    EXPECT_EQ(r.exit_code, 1) << dev << ": " << r.err;
+    EXPECT_NE(r.err.find("corrupt JPEG"), std::string::npos) << dev << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << dev << ": " << r.err;
+    EXPECT_FALSE(std::ifstream(out).good()) << dev;
+  }
+  // The command's report says how many tiles took the split way.
+  const std::string good = tmp.file("good.tif"), out = tmp.file("g.tif"), rep = tmp.file("g.json");
+  ASSERT_EQ(
+      test::run_cli({"pyramid", "synthetic:1800x1500", good, "--min-size", "100000", "--device", "cpu"}).exit_code, 0);
+  const auto r = test::run_cli(
+      {"run", good, out, "filter gray", "filter gaussian --sigma 2", "--device", "cuda", "--report", rep});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = test::read_json(rep);
+  EXPECT_GE(j["input_gpu_split_jpeg_tiles"][0].get<int64_t>(), 8 * 6) << j.dump();
 }
 
 }  // namespace

@@ -23,12 +23,13 @@ Image copy_of(const Image& a) {
 }
 
 Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, ReconstructResult* out = nullptr,
-          int64_t gpu_tile = kCudaTile, bool whole = true) {
+          int64_t gpu_tile = kCudaTile, bool whole = true, bool on_device = false) {
   MemorySource s(copy_of(seed)), m(copy_of(mask));
   ReconstructJob job;
   job.params = p;
   job.gpu_tile = gpu_tile;
   job.whole_image_on_device = whole;
+  job.result_on_device = on_device;
   job.scratch_near = "/tmp/tilewave-test";
   if (cuda) job.backend.kind = Backend::Kind::kCuda;
   ReconstructResult r = reconstruct(s, m, job);
@@ -37,26 +38,26 @@ Image run(const Image& seed, const Image& mask, ReconstructParams p, bool cuda, 
   return img;
 }
 
-// The GPU's result equals the CPU's: through the tile wavefront, and (a
-// binary image) solved whole on the device as well.
+// The GPU's result equals the CPU's: through the tile wavefront, and solved
+// whole on the device as well (binary: by the bit-plane kernel, brought
+// down as its plane; grey: by the general kernel, brought down into a tile
+// store, or left on the device for GPU steps).
 void expect_same(const Image& seed, const Image& mask, ReconstructParams p, const std::string& what,
                  int64_t gpu_tile = kCudaTile, bool binary = false) {
   const Image c = run(seed, mask, p, false);
-  for (bool whole : {false, true}) {
-    if (whole && !binary) continue;
+  for (int how_run = 0; how_run < (binary ? 2 : 3); ++how_run) {
+    const bool whole = how_run > 0, on_device = how_run == 2;
     ReconstructResult gr;
-    const Image g = run(seed, mask, p, true, &gr, gpu_tile, whole);
-    const std::string how = what + (whole ? " (whole image)" : " (tiles)");
+    const Image g = run(seed, mask, p, true, &gr, gpu_tile, whole, on_device);
+    const std::string how = what + (!whole      ? " (tiles)"
+                                    : on_device ? " (whole image, left on the device)"
+                                                : " (whole image)");
     EXPECT_EQ(test::diff_images(g.view(), c.view()), "") << how;
     EXPECT_GT(gr.gpu.megapixel_visits, 0) << how;
     EXPECT_EQ(gr.gpu_binary, binary) << how;
-    EXPECT_EQ(gr.store == nullptr, whole) << how;
-  }
-  if (!binary) {
-    // Not binary: the whole-image path declines, the tiles run.
-    ReconstructResult gr;
-    run(seed, mask, p, true, &gr, gpu_tile, true);
-    EXPECT_NE(gr.store, nullptr) << what;
+    EXPECT_EQ(gr.whole_image, whole) << how;
+    EXPECT_EQ(gr.store == nullptr, whole && (binary || on_device)) << how;
+    EXPECT_EQ(gr.image->device_tiles() != nullptr, on_device) << how;
   }
 }
 
@@ -218,9 +219,10 @@ TEST(CpuVsCuda, BinaryErosion) {
   expect_same(last, flat, {ReconstructMethod::kErosion, 8}, "grey erosion seed", kCudaTile, false);
 }
 
-// Where the whole-image path cannot answer it declines and the tiles run:
-// a binary marker above its mask (the same error as the CPU's, or clipped
-// with --clip), planes over the host budget.
+// Where the bit-plane path cannot answer it declines: a binary marker above
+// its mask gives the CPU's error (from the tiles), or is clipped with --clip
+// (by the grey whole-image kernel); planes over the host budget go to the
+// grey kernel too.
 TEST(CpuVsCuda, BinaryWholeImageDeclines) {
   TW_REQUIRE_GPU();
   std::mt19937_64 rng(31);
@@ -263,19 +265,97 @@ TEST(CpuVsCuda, BinaryWholeImageDeclines) {
   EXPECT_EQ(gpu_error, cpu_error);
   const ReconstructResult c = reconstruct(s, m, job_for(false, true, size_t{1} << 30));
   const ReconstructResult g = reconstruct(s, m, job_for(true, true, size_t{1} << 30));
-  EXPECT_NE(g.store, nullptr) << "out of order: the tiles, which clip";
-  EXPECT_TRUE(g.gpu_binary);
+  EXPECT_FALSE(g.gpu_binary) << "out of order: the grey kernel, which clips";
+  EXPECT_TRUE(g.whole_image);
   EXPECT_EQ(test::diff_images(g.image->read(0, mask.rect()).view(), c.image->read(0, mask.rect()).view()), "");
   // In order, but the planes (2 x 1.5 MB) over half of a 2 MB budget.
   for (int64_t x = 0; x < w; ++x) seed.ptr<uint8_t>(x, 1500)[0] &= mask.ptr<uint8_t>(x, 1500)[0];
   MemorySource s2(copy_of(seed));
   const ReconstructResult small = reconstruct(s2, m, job_for(true, false, size_t{2} << 20));
   const ReconstructResult cpu = reconstruct(s2, m, job_for(false, false, size_t{1} << 30));
-  EXPECT_NE(small.store, nullptr);
+  EXPECT_FALSE(small.gpu_binary);
   EXPECT_EQ(test::diff_images(small.image->read(0, mask.rect()).view(), cpu.image->read(0, mask.rect()).view()), "");
   const ReconstructResult big = reconstruct(s2, m, job_for(true, false, size_t{1} << 30));
   EXPECT_EQ(big.store, nullptr);
   EXPECT_EQ(test::diff_images(big.image->read(0, mask.rect()).view(), cpu.image->read(0, mask.rect()).view()), "");
+}
+
+// The grey whole-image path with the marker made on the device from the mask
+// (h-dome's mask - h, fill-holes' border), against the CPU given the same
+// marker row by row; odd sizes down to one row and one column; a given marker
+// out of order: the CPU's error, or clipped.
+TEST(CpuVsCuda, GreyWholeImageMarkersMadeOnTheDevice) {
+  TW_REQUIRE_GPU();
+  for (PixelFormat fmt : {kGray8, kGray16})
+    for (const auto& [w, h] : {std::pair<int64_t, int64_t>{1000, 777}, {65, 33}, {2049, 31}, {1, 300}, {300, 1}})
+      for (int conn : {4, 8})
+        for (bool dome : {true, false}) {
+          const Image img = test::pattern_image(fmt, w, h, 3 + conn);
+          const int64_t hh = fmt == kGray8 ? 40 : 9000, maxv = fmt == kGray8 ? 255 : 65535;
+          auto job_for = [&](bool cuda, bool on_device) {
+            ReconstructJob job;
+            job.params = {dome ? ReconstructMethod::kDilation : ReconstructMethod::kErosion, conn};
+            job.scratch_near = "/tmp/tilewave-test";
+            job.result_on_device = on_device;
+            job.marker_from_mask = [=](const ImageView& m, const ImageView& k) {
+              for (int64_t y = m.rect.y; y < m.rect.y1(); ++y)
+                for (int64_t x = m.rect.x; x < m.rect.x1(); ++x) {
+                  const int64_t v = fmt == kGray8 ? m.ptr<uint8_t>(x, y)[0] : m.ptr<uint16_t>(x, y)[0];
+                  const bool edge = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+                  const int64_t o = dome ? std::max<int64_t>(0, v - hh) : edge ? v : maxv;
+                  if (fmt == kGray8)
+                    k.ptr<uint8_t>(x, y)[0] = static_cast<uint8_t>(o);
+                  else
+                    k.ptr<uint16_t>(x, y)[0] = static_cast<uint16_t>(o);
+                }
+            };
+            if (dome)
+              job.marker_mask_minus = hh;
+            else
+              job.marker_is_mask_border = true;
+            if (cuda) job.backend.kind = Backend::Kind::kCuda;
+            return job;
+          };
+          MemorySource m(copy_of(img));
+          const ReconstructResult c = reconstruct(m, job_for(false, false));
+          const Image want = c.image->read(0, img.rect());
+          const std::string what = fmt.str() + (dome ? " h-dome " : " fill-holes ") + std::to_string(w) + "x" +
+                                   std::to_string(h) + " conn " + std::to_string(conn);
+          for (bool on_device : {false, true}) {
+            const ReconstructResult g = reconstruct(m, job_for(true, on_device));
+            EXPECT_TRUE(g.whole_image) << what;
+            EXPECT_FALSE(g.gpu_device_input) << what << ": a host image goes up";
+            EXPECT_EQ(g.image->device_tiles() != nullptr, on_device) << what;
+            EXPECT_EQ(test::diff_images(g.image->read(0, img.rect()).view(), want.view()), "") << what;
+          }
+        }
+  // A grey marker above its mask at one pixel.
+  Image mask = test::pattern_image(kGray8, 1000, 777, 5), seed = copy_of(mask);
+  for (int64_t y = 0; y < 777; ++y)
+    for (int64_t x = 0; x < 1000; ++x) seed.ptr<uint8_t>(x, y)[0] /= 2;
+  mask.ptr<uint8_t>(500, 400)[0] = 10, seed.ptr<uint8_t>(500, 400)[0] = 11;
+  MemorySource s(copy_of(seed)), m(copy_of(mask));
+  std::string errors[2];
+  for (bool cuda : {false, true}) {
+    ReconstructJob job;
+    job.scratch_near = "/tmp/tilewave-test";
+    if (cuda) job.backend.kind = Backend::Kind::kCuda;
+    try {
+      reconstruct(s, m, job);
+    } catch (const InputError& e) {
+      errors[cuda] = e.what();
+    }
+  }
+  EXPECT_NE(errors[0], "");
+  EXPECT_EQ(errors[1], errors[0]);
+  ReconstructJob clip;
+  clip.clip = true;
+  clip.scratch_near = "/tmp/tilewave-test";
+  const Image cpu_clip = reconstruct(s, m, clip).image->read(0, mask.rect());
+  clip.backend.kind = Backend::Kind::kCuda;
+  const ReconstructResult g = reconstruct(s, m, clip);
+  EXPECT_TRUE(g.whole_image);
+  EXPECT_EQ(test::diff_images(g.image->read(0, mask.rect()).view(), cpu_clip.view()), "");
 }
 
 }  // namespace

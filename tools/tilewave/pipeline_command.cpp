@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "engine/cuda/split_jpeg_input.hpp"
 #include "engine/json.hpp"
 #include "engine/memory.hpp"
 #include "engine/output_file.hpp"
@@ -140,6 +141,11 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   }
   values["steps"] = pipeline_report(c.pipeline, plan, run);
   values["plan"] = plan.describe();
+  // Per input: the JPEG tiles the GPU steps took the split way (entropy
+  // decoding on the CPU, the rest on the device); -1: not read so.
+  nlohmann::json split = nlohmann::json::array();
+  for (size_t k = 0; k < plan.input_names.size(); ++k) split.push_back(split_jpeg_tiles(*run.inputs[k]));
+  values["input_gpu_split_jpeg_tiles"] = split;
   if (!kept_files.empty()) values["kept"] = kept_files;
   if (c.after_outputs) c.after_outputs(values);
   write_report(common.report, c.command, input_paths.back(), c.output, out, open_s, since(c.start), values);

@@ -1,0 +1,146 @@
+#include "engine/cuda/split_jpeg_input.hpp"
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "engine/byte_counters.hpp"
+#include "engine/cuda/cuda_check.hpp"
+#include "engine/cuda/device.hpp"
+#include "engine/ops/device_chain.hpp"
+#include "engine/ops/device_tiles.hpp"
+#include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
+
+namespace tw {
+namespace {
+
+class SplitJpegInput final : public TileSource, public DeviceTiles {
+ public:
+  SplitJpegInput(std::shared_ptr<const TileSource> src, const JpegCoefLayout& layout, int device)
+      : src_(std::move(src)), layout_(layout), device_(device) {
+    info_ = src_->info();
+  }
+
+  Image read_associated(const std::string& name) const override { return src_->read_associated(name); }
+  void set_read_cache(size_t bytes) const override { src_->set_read_cache(bytes); }
+  size_t decode_unit_bytes(int level) const override { return src_->decode_unit_bytes(level); }
+  void set_decode_budget(size_t bytes) const override { src_->set_decode_budget(bytes); }
+  const RawTiles* raw_tiles() const override { return src_->raw_tiles(); }
+  const DeviceTiles* device_tiles() const override { return this; }
+  int device() const override { return device_; }
+
+  // The coefficients of the tiles `r` touches, all tiles' coefficients then
+  // all their quantisation tables, as one row of 16-bit words; or, where a
+  // tile is not laid out as the level's first (a writer that crops edge
+  // tiles), `r`'s pixels decoded on the CPU (8-bit, so compute() tells them
+  // apart), and the split decode stays off from then on.
+  void stage(const Rect& r, Image& host) const override {
+    if (!off_.load(std::memory_order_relaxed)) {
+      const Span t = span(r);
+      const size_t cpt = layout_.coefs_per_tile(), qpt = layout_.quant_per_tile();
+      const size_t n = static_cast<size_t>(t.nx * t.ny);
+      host = Image(PixelFormat{SampleType::kU16, 1}, Rect(0, 0, static_cast<int64_t>(n * (cpt + qpt)), 1));
+      auto* coefs = reinterpret_cast<int16_t*>(host.row<uint16_t>(0));
+      uint16_t* quant = host.row<uint16_t>(0) + n * cpt;
+      const RawTiles& raw = *src_->raw_tiles();
+      bool fits = true;
+      for (int64_t k = 0; k < t.nx * t.ny && fits; ++k) {
+        const int64_t tx = t.tx0 + k % t.nx, ty = t.ty0 + k / t.nx;
+        fits = raw.decode_raw_tile_coefficients(0, tx, ty, raw.read_raw_tile(0, tx, ty), layout_,
+                                                coefs + static_cast<size_t>(k) * cpt,
+                                                quant + static_cast<size_t>(k) * qpt);
+      }
+      if (fits) {
+        tiles_.fetch_add(t.nx * t.ny, std::memory_order_relaxed);
+        return;
+      }
+      off_.store(true, std::memory_order_relaxed);
+    }
+    host = src_->read(0, r);
+  }
+
+  void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
+    const cudaStream_t s = c.stream;
+    const size_t bytes = c.host->size_bytes();
+    c.lane->reserve(bytes, 0);
+    std::memcpy(c.lane->host_in.get(), c.host->view().row_bytes(0), bytes);
+    uint8_t* up = c.scratch.alloc(bytes);
+    TW_CUDA_CHECK(cudaMemcpyAsync(up, c.lane->host_in.get(), bytes, cudaMemcpyHostToDevice, s));
+    count_uploaded(bytes);
+    const size_t bpp = info_.fmt.bytes_per_pixel();
+    if (c.host->fmt().type != SampleType::kU16) {  // pixels decoded on the CPU
+      TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, up, c.host->view().stride, static_cast<size_t>(r.w) * bpp,
+                                      static_cast<size_t>(r.h), cudaMemcpyDeviceToDevice, s));
+      return;
+    }
+    const Span t = span(r);
+    const int64_t T = layout_.tile;
+    const size_t cpt = layout_.coefs_per_tile(), qpt = layout_.quant_per_tile();
+    const size_t n = static_cast<size_t>(t.nx * t.ny);
+    const size_t row_pitch = static_cast<size_t>(t.nx * T) * bpp;
+    uint8_t* px = c.scratch.alloc(row_pitch * static_cast<size_t>(t.ny * T));
+    uint8_t* planes = c.scratch.alloc(static_cast<size_t>(t.nx) * jpeg_idct_plane_bytes(layout_));
+    const auto* coefs = reinterpret_cast<const int16_t*>(up);
+    const auto* quant = reinterpret_cast<const uint16_t*>(up) + n * cpt;
+    for (int64_t row = 0; row < t.ny; ++row) {  // one row of tiles side by side per launch
+      JpegIdctLaunch k;
+      k.layout = layout_;
+      k.tiles = static_cast<int>(t.nx);
+      k.coefs = coefs + static_cast<size_t>(row * t.nx) * cpt;
+      k.quant = quant + static_cast<size_t>(row * t.nx) * qpt;
+      k.planes = planes;
+      k.out = px + static_cast<size_t>(row * T) * row_pitch;
+      k.out_pitch = row_pitch;
+      k.out_w = t.nx * T;
+      k.rows = T;
+      jpeg_idct_cuda(k, s);
+    }
+    const uint8_t* from =
+        px + static_cast<size_t>(r.y - t.ty0 * T) * row_pitch + static_cast<size_t>(r.x - t.tx0 * T) * bpp;
+    TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, from, row_pitch, static_cast<size_t>(r.w) * bpp,
+                                    static_cast<size_t>(r.h), cudaMemcpyDeviceToDevice, s));
+  }
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override { src_->read(level, dst); }
+
+ private:
+  struct Span {
+    int64_t tx0, ty0, nx, ny;
+  };
+  // The tiles `r` (inside level 0) touches.
+  Span span(const Rect& r) const {
+    const int64_t T = layout_.tile;
+    const int64_t tx0 = r.x / T, ty0 = r.y / T;
+    return {tx0, ty0, (r.x1() - 1) / T - tx0 + 1, (r.y1() - 1) / T - ty0 + 1};
+  }
+
+  std::shared_ptr<const TileSource> src_;
+  JpegCoefLayout layout_;
+  int device_;
+  mutable std::atomic<bool> off_{false};
+  mutable std::atomic<int64_t> tiles_{0};
+
+ public:
+  int64_t tiles() const { return tiles_.load(); }
+};
+
+}  // namespace
+
+int64_t split_jpeg_tiles(const TileSource& src) {
+  const auto* s = dynamic_cast<const SplitJpegInput*>(&src);
+  return s ? s->tiles() : -1;
+}
+
+std::shared_ptr<const TileSource> make_split_jpeg_input(std::shared_ptr<const TileSource> src, int device) {
+  const RawTiles* raw = src ? src->raw_tiles() : nullptr;
+  const RawTileFormat* f = raw ? raw->raw_format(0) : nullptr;
+  if (!f) return src;
+  const std::optional<JpegCoefLayout> layout = gpu_jpeg_coef_layout(*f);
+  const PixelFormat fmt = src->info().fmt;
+  if (!layout || fmt.type != SampleType::kU8 || fmt.channels != layout->components) return src;
+  return std::make_shared<SplitJpegInput>(std::move(src), *layout, device);
+}
+
+}  // namespace tw

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #if __has_include(<malloc.h>)
@@ -151,6 +152,18 @@ ByteBudget::Hold::~Hold() {
     budget_->used_ -= bytes_;
   }
   budget_->cv_.notify_all();
+}
+
+namespace {
+std::atomic<size_t> g_gpu_piece_bytes{size_t{16} << 20};
+}  // namespace
+
+void set_gpu_piece_budget(size_t memory) {
+  g_gpu_piece_bytes.store(std::clamp(memory / 32, size_t{256} << 10, size_t{16} << 20));
+}
+
+size_t gpu_read_piece_bytes() {
+  return g_gpu_piece_bytes.load();
 }
 
 }  // namespace tw

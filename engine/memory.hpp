@@ -28,6 +28,14 @@ void release_free_heap();
 void release_free_heap_now_and_then();
 void set_rss_target(size_t bytes);
 
+// The most a GPU op reads in one piece (its input with the halo): each of a
+// device's lanes keeps pinned host buffers of a piece in and out, and those
+// count against --memory like any buffer. set_gpu_piece_budget(memory) sets
+// it from a run's budget (a 32nd of it, 256 KB to 16 MB: four lanes' in and
+// out within a quarter); until then, 16 MB.
+void set_gpu_piece_budget(size_t memory);
+size_t gpu_read_piece_bytes();
+
 // Buffers this large (a band of a wide level: tens of MB) go on 2 MB pages
 // where the kernel offers them (THP "madvise", the Debian and Ubuntu
 // default). With 4 KB pages each page costs a fault when first written, a

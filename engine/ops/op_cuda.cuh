@@ -20,6 +20,7 @@
 #include "engine/byte_counters.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/lanes.hpp"
+#include "engine/memory.hpp"
 #include "engine/ops/device_chain.hpp"
 #include "engine/ops/device_tiles.hpp"
 #include "engine/ops/op.hpp"
@@ -215,10 +216,11 @@ class CudaOpSource final : public TileSource, public DeviceTiles {
  protected:
   void read_inside(int, const ImageView& whole) const override {
     // Pieces of up to 16 MB of the chain's input: large enough to fill the
-    // GPU, bounded whatever the read (a writer's band across the image).
+    // GPU, bounded whatever the read (a writer's band across the image), and
+    // smaller under a small --memory (the lanes' pinned buffers hold them).
     for_each_read_piece(
         whole, std::max(in_format<Op>().bytes_per_pixel(), out_format<Op>().bytes_per_pixel()), op_radius(op_),
-        [&](const ImageView& piece) { read_piece(piece); }, 4 * kReadPieceBytes);
+        [&](const ImageView& piece) { read_piece(piece); }, gpu_read_piece_bytes());
   }
 
   void read_piece(const ImageView& dst) const {

@@ -179,8 +179,10 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
   run.slots = inputs;
   // On CUDA, inputs of JPEG tiles reach the GPU steps the split way: entropy
   // decoding on the CPU, the rest on the device (engine/cuda/split_jpeg_input.hpp).
-  if (ctx.backend.is_cuda())
+  if (ctx.backend.is_cuda()) {
     for (SourceP& in : run.slots) in = make_split_jpeg_input(in, ctx.backend.device);
+    set_gpu_piece_budget(ctx.memory);
+  }
   run.inputs = run.slots;
   // The inputs' readers: decode memory for each; a cache of decoded tiles
   // for those read with halos (reductions read each pixel once).

@@ -14,6 +14,7 @@
 #include "engine/ops/device_tiles.hpp"
 #include "engine/trace.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
+#include "kernels/reconstruct/planes_cpu.hpp"
 #include "kernels/reconstruct/reconstruct_cuda.hpp"
 
 namespace tw {
@@ -53,8 +54,9 @@ class BitPlaneSource final : public TileSource {
 
 // A whole-image solve's result: one tile, one visit, read from its plane.
 void finish_whole(ReconstructResult& res, std::vector<uint32_t> plane, int64_t w, int64_t h, bool zeros,
-                  const SourceInfo& like, std::chrono::steady_clock::time_point t0) {
-  res.gpu_binary = true;
+                  const SourceInfo& like, std::chrono::steady_clock::time_point t0, bool gpu) {
+  res.gpu_binary = gpu;
+  res.on_gpu = gpu;
   res.whole_image = true;
   res.wavefront.tiles = 1;
   res.wavefront.tile_visits = 1;
@@ -100,7 +102,7 @@ std::optional<ReconstructResult> fill_holes_of_device_chain(const TileSource& ma
       return std::nullopt;
   }
   res.gpu_device_input = true;
-  finish_whole(res, std::move(result), W, H, true, mask.info(), t0);
+  finish_whole(res, std::move(result), W, H, true, mask.info(), t0, true);
   return res;
 }
 
@@ -117,9 +119,10 @@ std::shared_ptr<const TileSource> make_bit_plane_source(std::vector<uint32_t> pl
 
 std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& marker, const TileSource& mask,
                                                           const ReconstructJob& job) {
-  if (!job.backend.is_cuda() || !job.whole_image_on_device || mask.info().fmt != kGray8 ||
-      marker.info().fmt != kGray8 || (job.ranks && job.ranks->size() > 1))
+  if (!job.whole_image_on_device || mask.info().fmt != kGray8 || marker.info().fmt != kGray8 ||
+      (job.ranks && job.ranks->size() > 1))
     return std::nullopt;
+  const bool cuda = job.backend.is_cuda();
   const LevelInfo& l0 = mask.level(0);
   const int64_t W = l0.width, H = l0.height;
   if (marker.level(0).width != W || marker.level(0).height != H) return std::nullopt;
@@ -129,16 +132,16 @@ std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& mark
   // Two planes on the host (the marker's becomes the result) within half the
   // budget; on the device, the same two within half its budget.
   if (2 * plane_bytes > job.memory / 2) return std::nullopt;
-  const std::vector<CudaDeviceInfo> devs = cuda_devices();
-  const int dev = job.backend.device;
-  if (dev < 0 || static_cast<size_t>(dev) >= devs.size() ||
-      2 * plane_bytes > gpu_memory_budget(job.gpu_memory, devs[static_cast<size_t>(dev)].free_bytes) / 2)
-    return std::nullopt;
-
   const auto t0 = std::chrono::steady_clock::now();
   const bool zeros = job.params.method == ReconstructMethod::kErosion;
-  const size_t device_budget = gpu_memory_budget(job.gpu_memory, devs[static_cast<size_t>(dev)].free_bytes);
-  if (std::optional<ReconstructResult> res = fill_holes_of_device_chain(mask, job, device_budget)) return res;
+  const int dev = job.backend.device;
+  if (cuda) {
+    const std::vector<CudaDeviceInfo> devs = cuda_devices();
+    if (dev < 0 || static_cast<size_t>(dev) >= devs.size()) return std::nullopt;
+    const size_t device_budget = gpu_memory_budget(job.gpu_memory, devs[static_cast<size_t>(dev)].free_bytes);
+    if (2 * plane_bytes > device_budget / 2) return std::nullopt;
+    if (std::optional<ReconstructResult> res = fill_holes_of_device_chain(mask, job, device_budget)) return res;
+  }
   std::vector<uint32_t> on(words, 0), allowed(words, 0);
   // Bands of rows on all threads: read, marker taken, checked, packed. Any
   // sample other than 0 and 255, or a marker out of order (which the tile
@@ -174,12 +177,17 @@ std::optional<ReconstructResult> reconstruct_binary_whole(const TileSource& mark
   }
   if (refused) return std::nullopt;
   ReconstructResult res;
-  {
+  if (cuda) {
     TraceSpan span("reconstruct-gpu-whole", H);
     reconstruct_binary_planes(dev, job.params.connectivity, on.data(), allowed.data(), W, H, &res.gpu);
+  } else {
+    TraceSpan span("reconstruct-cpu-whole", H);
+    // Long vertical corridors (a serpentine) take a round per turn: the tile
+    // wavefront's queue solves those.
+    if (!reconstruct_binary_planes_cpu(job.params.connectivity, on.data(), allowed.data(), W, H)) return std::nullopt;
   }
   allowed = std::vector<uint32_t>();
-  finish_whole(res, std::move(on), W, H, zeros, mask.info(), t0);
+  finish_whole(res, std::move(on), W, H, zeros, mask.info(), t0, cuda);
   return res;
 }
 

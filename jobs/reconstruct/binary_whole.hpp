@@ -1,11 +1,13 @@
 #pragma once
-// A binary reconstruction on the GPU in one go (reconstruct_job.cpp tries it
-// first with CUDA): marker and mask read once, packed into the bit planes of
-// the whole image on the host (an eighth of a byte a pixel), sent up, solved
-// by the bit-plane kernel over the whole image — no tiles, no visits, no
-// halos — and brought back once. The result is read from its bit plane.
-// Where the image is not binary, the marker is out of order, or the planes
-// do not fit the budgets, it gives nothing and the tile wavefront runs.
+// A binary reconstruction in one go (reconstruct_job.cpp tries it first):
+// marker and mask read once, packed into the bit planes of the whole image
+// on the host (an eighth of a byte a pixel) and solved over the whole image
+// — no tiles, no visits, no halos, no stores to spill — by the bit-plane
+// kernel on the GPU (sent up, brought back once) or by bit rows on every
+// core (kernels/reconstruct/planes_cpu.hpp). The result is read from its
+// bit plane. Where the image is not binary, the marker is out of order, the
+// planes do not fit the budgets, or (CPU) the passes do not converge in
+// their rounds, it gives nothing and the tile wavefront runs.
 #include <cstdint>
 #include <memory>
 #include <optional>

@@ -16,7 +16,7 @@ namespace {
 
 // Brings the result (a device image's source) down into a tile store of `tile` tiles (spilling beyond
 // half the budget, as the tile path's store does), in pieces of a tile's rows
-// and up to 16 tiles' columns on all threads.
+// and a few tiles' columns on all threads.
 std::shared_ptr<ScratchStore> download_to_store(const TileSource& img, const ReconstructJob& job) {
   const int64_t tile = job.tile;
   const size_t threads =
@@ -27,10 +27,11 @@ std::shared_ptr<ScratchStore> download_to_store(const TileSource& img, const Rec
                                               std::max(job.memory / 2, tile_bytes * (2 * threads + 2)),
                                               job.scratch_near, "reconstruction");
   const TileGrid& g = store->grid();
-  constexpr int64_t kPieceTiles = 16;
-  const int64_t chunks = (g.cols() + kPieceTiles - 1) / kPieceTiles;
+  // Up to 16 tiles a piece, all threads' pieces within an eighth of the budget.
+  const int64_t piece_tiles = std::clamp<int64_t>(static_cast<int64_t>(job.memory / (8 * threads * tile_bytes)), 1, 16);
+  const int64_t chunks = (g.cols() + piece_tiles - 1) / piece_tiles;
   tbb::parallel_for(int64_t{0}, g.rows() * chunks, [&](int64_t k) {
-    const int64_t ty = k / chunks, tx0 = k % chunks * kPieceTiles, tx1 = std::min(g.cols(), tx0 + kPieceTiles);
+    const int64_t ty = k / chunks, tx0 = k % chunks * piece_tiles, tx1 = std::min(g.cols(), tx0 + piece_tiles);
     const Rect a = g.tile_rect(tx0, ty), b = g.tile_rect(tx1 - 1, ty);
     const Image piece = img.read(0, Rect(a.x, a.y, b.x1() - a.x, a.h));  // counted as downloaded bytes
     for (int64_t tx = tx0; tx < tx1; ++tx) {
@@ -92,6 +93,7 @@ std::optional<ReconstructResult> reconstruct_grey_whole(const TileSource& marker
     return std::nullopt;  // the device is fuller than its budget says: the tile path
   }
   res.whole_image = true;
+  res.on_gpu = true;
   res.wavefront.tiles = 1;
   res.wavefront.tile_visits = 1;
   res.image = make_device_image_source(out, out_mem, "reconstruction (device)");

@@ -140,6 +140,7 @@ ReconstructResult reconstruct_impl(const TileSource& marker, const TileSource& m
   if (std::optional<ReconstructResult> whole = reconstruct_grey_whole(marker, mask, job)) return std::move(*whole);
   ReconstructResult res;
   const bool cuda = job.backend.is_cuda();
+  res.on_gpu = cuda;
   auto rule = cuda ? make_cuda_reconstruct_rule(job.backend.device, fmt, job.params, &res.gpu)
                    : make_reconstruct_rule(fmt, job.params);
   const LevelInfo& l0 = mask.level(0);

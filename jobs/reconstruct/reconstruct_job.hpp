@@ -29,8 +29,10 @@ struct ReconstructJob {
   size_t gpu_memory = 0;     // device budget (0: half the free memory)
   std::string scratch_near;  // scratch files go beside this path
   Backend backend;
-  // With CUDA, a binary image whose bit planes fit both budgets is solved
-  // whole on the device (binary_whole.hpp); false: always the tile wavefront.
+  // A binary image whose bit planes fit the budgets is solved whole, on the
+  // device with CUDA, in memory on the CPU (binary_whole.hpp), and with CUDA
+  // a grey one too where it fits the device (grey_whole.hpp); false: always
+  // the tile wavefront.
   bool whole_image_on_device = true;
   // Several ranks: the propagation is split over them, and each ends with
   // the whole result (every rank loads the same inputs).
@@ -66,7 +68,8 @@ struct ReconstructResult {
   GpuWavefrontStats gpu;          // with CUDA
   bool gpu_binary = false;        // ran the bit-plane kernel (binary input)
   bool gpu_device_input = false;  // the input was a GPU chain's, packed on the device
-  bool whole_image = false;       // solved whole on the device: no tiles
+  bool whole_image = false;       // solved whole (in memory or on the device): no tiles
+  bool on_gpu = false;            // ran on the GPU
 };
 
 // The job's budgets, tile, scratch place and backend from a run's context.

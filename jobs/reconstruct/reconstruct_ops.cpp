@@ -60,8 +60,9 @@ OpResult wavefront_result(SourceP image, const ReconstructResult& r, ExecContext
                 {"gpu_host_seconds", r.gpu.host_seconds},  // staging and comparing tiles on the host
                 {"tiles_spilled", r.store_stats.spills},
                 {"tiles_reloaded", r.store_stats.loads},
-                {"gpu_whole_image", r.whole_image},        // solved whole on the device: no tiles
-                {"gpu_device_input", r.gpu_device_input},  // ... from a GPU chain's result in device memory
+                {"whole_image", r.whole_image},                  // solved whole (no tiles): in memory or on the device
+                {"gpu_whole_image", r.whole_image && r.on_gpu},  // ... on the device
+                {"gpu_device_input", r.gpu_device_input},        // ... from a GPU chain's result in device memory
                 // Split over ranks: edges, termination waves and the result's gather.
                 {"rank_messages", r.wavefront.messages},
                 {"rank_message_bytes", r.wavefront.message_bytes}};

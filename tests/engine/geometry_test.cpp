@@ -67,5 +67,20 @@ TEST(Memory, ParseByteSize) {
   for (const char* bad : {"", "G", "12Q", "-5M", "0", "1e30G"}) EXPECT_THROW(parse_byte_size(bad), InputError) << bad;
 }
 
+// A GPU op's read pieces follow the run's --memory: four lanes' pinned
+// buffers in and out (8 pieces) within a quarter of it, 256 KB to 16 MB.
+TEST(Memory, GpuReadPiecesFollowTheBudget) {
+  const size_t before = gpu_read_piece_bytes();
+  set_gpu_piece_budget(size_t{4} << 20);
+  EXPECT_EQ(gpu_read_piece_bytes(), size_t{256} << 10);
+  set_gpu_piece_budget(size_t{64} << 20);
+  EXPECT_EQ(gpu_read_piece_bytes(), size_t{2} << 20);
+  EXPECT_LE(8 * gpu_read_piece_bytes(), (size_t{64} << 20) / 4);
+  set_gpu_piece_budget(size_t{48} << 30);
+  EXPECT_EQ(gpu_read_piece_bytes(), size_t{16} << 20);
+  set_gpu_piece_budget(before * 32);
+  EXPECT_EQ(gpu_read_piece_bytes(), before);
+}
+
 }  // namespace
 }  // namespace tw

@@ -188,7 +188,8 @@ TEST_F(Filters, CannyHysteresisFollowsChainsAcrossTiles) {
   ASSERT_GT(ref_edges, 30000) << "the chain should be long";
   ReconstructJob job;
   job.tile = 16;
-  job.memory = 1 << 20;  // smaller than the image's stores: spills
+  job.memory = 1 << 20;               // smaller than the image's stores: spills
+  job.whole_image_on_device = false;  // the tiles, not the whole image's bit rows
   job.scratch_near = tmp.file("canny.tif");
   ops::CannyParams p;
   p.low = 20, p.high = 105;

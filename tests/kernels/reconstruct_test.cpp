@@ -56,16 +56,22 @@ Image naive(const Image& seed, const Image& mask, const ReconstructParams& p) {
   return j;
 }
 
+// The tile wavefront; with `whole`, a binary 8-bit image whose planes fit
+// the budget is solved whole on bit rows instead (binary_whole.hpp), and
+// *solved_whole says whether it was.
 Image run_tiled(const Image& seed, const Image& mask, const ReconstructParams& p, int64_t tile, size_t memory,
-                WavefrontStats* st = nullptr) {
+                WavefrontStats* st = nullptr, bool whole = false, bool* solved_whole = nullptr) {
   MemorySource s(copy_of(seed)), m(copy_of(mask));
   ReconstructJob job;
   job.params = p;
   job.tile = tile;
   job.memory = memory;
+  job.whole_image_on_device = whole;
   job.scratch_near = "/tmp/tilewave-test";
   const ReconstructResult r = reconstruct(s, m, job);
   if (st) *st = r.wavefront;
+  if (solved_whole) *solved_whole = r.whole_image;
+  EXPECT_FALSE(r.on_gpu);
   return r.image->read(0, Rect(0, 0, mask.rect().w, mask.rect().h));
 }
 
@@ -236,13 +242,66 @@ void check_binary(PixelFormat fmt) {
             if (rng() % 400 != 0) v = dil ? T{0} : kMax;
           }
         const Image want = naive<T>(marker, mask, p);
+        const std::string what = fmt.str() + (dil ? " dilation" : " erosion") + " conn " + std::to_string(conn) +
+                                 " density " + std::to_string(density);
         for (int64_t tile : {16, 62, 63, 64, 65, 67, 126, 128, 130, 256}) {
           const Image got = run_tiled(marker, mask, p, tile, size_t{64} << 20);
-          EXPECT_EQ(test::diff_images(got.view(), want.view()), "")
-              << fmt.str() << (dil ? " dilation" : " erosion") << " conn " << conn << " density " << density << " tile "
-              << tile;
+          EXPECT_EQ(test::diff_images(got.view(), want.view()), "") << what << " tile " << tile;
         }
+        // Solved whole on bit rows (8-bit only), in bands of 256 rows on
+        // every thread: one band here, several on a taller image below.
+        bool whole = false;
+        const Image got = run_tiled(marker, mask, p, 64, size_t{64} << 20, nullptr, true, &whole);
+        EXPECT_EQ(test::diff_images(got.view(), want.view()), "") << what << " (whole)";
+        EXPECT_EQ(whole, sizeof(T) == 1) << what;
       }
+}
+
+// Whole-image bit rows over several bands (images taller than 256 rows a
+// thread): random masks near the percolation threshold, widths on either
+// side of a 32-bit word, both methods and connectivities, against the tile
+// wavefront; fill-holes' own marker (the border) on blobs with holes.
+TEST(ReconstructBinary, WholeImageBitRowsEqualTheTiles) {
+  std::mt19937_64 rng(41);
+  for (ReconstructMethod m : {ReconstructMethod::kDilation, ReconstructMethod::kErosion})
+    for (int conn : {4, 8})
+      for (const auto& [w, h] : {std::pair<int64_t, int64_t>{1000, 1900}, {31, 777}, {33, 1200}, {1, 700}, {700, 1}}) {
+        const bool dil = m == ReconstructMethod::kDilation;
+        const int density = conn == 8 ? 42 : 60;
+        Image mask = random_binary<uint8_t>(kGray8, w, h, dil ? density : 100 - density, rng());
+        Image marker = copy_of(mask);
+        for (int64_t y = 0; y < h; ++y)
+          for (int64_t x = 0; x < w; ++x)
+            if (rng() % 300 != 0) marker.ptr<uint8_t>(x, y)[0] = dil ? 0 : 255;
+        const ReconstructParams p{m, conn};
+        const std::string what = std::string(dil ? "dilation " : "erosion ") + std::to_string(w) + "x" +
+                                 std::to_string(h) + " conn " + std::to_string(conn);
+        const Image tiles = run_tiled(marker, mask, p, 128, size_t{64} << 20);
+        bool whole = false;
+        const Image got = run_tiled(marker, mask, p, 128, size_t{64} << 20, nullptr, true, &whole);
+        EXPECT_TRUE(whole) << what;
+        EXPECT_EQ(test::diff_images(got.view(), tiles.view()), "") << what;
+      }
+  // Fill-holes: the image on its border, the maximum inside, by erosion.
+  const int64_t w = 1501, h = 1003;
+  Image img = random_binary<uint8_t>(kGray8, w, h, 55, 3), marker(kGray8, img.rect());
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const bool edge = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+      marker.ptr<uint8_t>(x, y)[0] = edge ? img.ptr<uint8_t>(x, y)[0] : 255;
+    }
+  for (int conn : {4, 8}) {
+    const ReconstructParams p{ReconstructMethod::kErosion, conn};
+    bool whole = false;
+    const Image got = run_tiled(marker, img, p, 128, size_t{64} << 20, nullptr, true, &whole);
+    EXPECT_TRUE(whole);
+    EXPECT_EQ(test::diff_images(got.view(), run_tiled(marker, img, p, 128, size_t{64} << 20).view()), "")
+        << "fill-holes " << conn;
+  }
+  // Planes over half the budget: the tiles.
+  bool whole = true;
+  run_tiled(marker, img, {ReconstructMethod::kErosion, 4}, 128, size_t{512} << 10, nullptr, true, &whole);
+  EXPECT_FALSE(whole);
 }
 
 TEST(ReconstructBinary, MatchesDefinition8Bit) {
@@ -272,6 +331,12 @@ TEST(ReconstructBinary, SerpentineOutlastsThePasses) {
         for (int64_t x = 0; x < W; ++x) bin.ptr<uint8_t>(x, y)[0] = mask.ptr<uint8_t>(x, y)[0] ? 255 : 0;
       const Image got = run_tiled(seed, bin, {ReconstructMethod::kDilation, conn}, tile, size_t{64} << 20);
       EXPECT_EQ(test::diff_images(got.view(), bin.view()), "") << "conn " << conn << " tile " << tile;
+      // Whole-image bit rows give up after their rounds: the tiles finish.
+      bool whole = true;
+      const Image w2 =
+          run_tiled(seed, bin, {ReconstructMethod::kDilation, conn}, tile, size_t{64} << 20, nullptr, true, &whole);
+      EXPECT_FALSE(whole) << "conn " << conn;
+      EXPECT_EQ(test::diff_images(w2.view(), bin.view()), "") << "conn " << conn << " tile " << tile << " (whole)";
     }
 }
 

@@ -417,12 +417,14 @@ TEST(BitPlanes, RowsPackUnpackAndBinaryCheck) {
       int64_t want = 0;
       for (uint8_t v : row) want += (v != 0) != zeros;
       EXPECT_EQ(set, want) << "n " << n << ": bits past the row";
-      for (int64_t x0 : {int64_t{0}, n / 3, n - 1}) {
-        const int64_t len = n - x0;
-        std::vector<uint8_t> back(static_cast<size_t>(len), 7);
-        unpack_row_bits(plane.data(), x0, len, back.data(), zeros ? 0 : 255, zeros ? 255 : 0);
-        EXPECT_TRUE(std::equal(back.begin(), back.end(), row.begin() + x0)) << "n " << n << " x0 " << x0;
-      }
+      // Every start (on and off a byte of bits), to the end and shorter.
+      for (int64_t x0 = 0; x0 < n; ++x0)
+        for (int64_t len : {n - x0, (n - x0) / 2, std::min<int64_t>(n - x0, 9)}) {
+          std::vector<uint8_t> back(static_cast<size_t>(len) + 1, 7);
+          unpack_row_bits(plane.data(), x0, len, back.data(), zeros ? 0 : 255, zeros ? 255 : 0);
+          EXPECT_TRUE(std::equal(back.begin(), back.end() - 1, row.begin() + x0)) << "n " << n << " x0 " << x0;
+          EXPECT_EQ(back.back(), 7) << "n " << n << " x0 " << x0 << " len " << len << ": wrote past the end";
+        }
       EXPECT_TRUE(bytes_binary(row.data(), n));
       row[static_cast<size_t>(n - 1)] = 254;
       EXPECT_FALSE(bytes_binary(row.data(), n));

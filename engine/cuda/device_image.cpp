@@ -170,4 +170,29 @@ bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t m
   return on_device;
 }
 
+void for_each_band_from_device(const DeviceImage& img, int64_t rows, const std::function<void(const ImageView&)>& fn) {
+  if (img.width <= 0 || img.height <= 0) return;
+  rows = std::clamp<int64_t>(rows, 1, img.height);
+  const size_t bpp = img.fmt.bytes_per_pixel(), row = static_cast<size_t>(img.width) * bpp;
+  cuda::DeviceScope scope(img.device);
+  cuda::PinnedBuffer<uint8_t> buf[2] = {cuda::PinnedBuffer<uint8_t>(row * static_cast<size_t>(rows)),
+                                        cuda::PinnedBuffer<uint8_t>(row * static_cast<size_t>(rows))};
+  cuda::Stream stream;
+  cuda::Event done[2];
+  auto start = [&](int64_t y0, int k) {
+    const int64_t n = std::min(rows, img.height - y0);
+    TW_CUDA_CHECK(cudaMemcpy2DAsync(buf[k].get(), row, img.data + static_cast<size_t>(y0) * img.pitch, img.pitch, row,
+                                    static_cast<size_t>(n), cudaMemcpyDeviceToHost, stream.get()));
+    done[k].record(stream.get());
+    count_downloaded(row * static_cast<size_t>(n));
+  };
+  start(0, 0);
+  for (int64_t y0 = 0, k = 0; y0 < img.height; y0 += rows, k ^= 1) {
+    if (y0 + rows < img.height) start(y0 + rows, static_cast<int>(k ^ 1));  // the next band comes down meanwhile
+    done[k].sync();
+    const int64_t n = std::min(rows, img.height - y0);
+    fn(ImageView{img.fmt, Rect(0, y0, img.width, n), row, buf[k].get()});
+  }
+}
+
 }  // namespace tw

@@ -5,6 +5,7 @@
 // include in any build: without CUDA, each entry point throws.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,5 +48,13 @@ std::shared_ptr<uint8_t> allocate_device_bytes(int device, size_t bytes);
 // device throughout. Returns once dst is complete. `memory` (0: no bound)
 // caps the host memory the pieces in work hold: a run's --memory.
 bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t memory = 0);
+
+// Brings img down in bands of `rows` rows, in order: each band is copied
+// into one of two pinned buffers while fn(band) takes the one before (a
+// pinned copy runs at the bus's speed; piecewise copies into pageable memory
+// took 2 s for 2 GB). fn gets a view of the band's pixels (rows y0 .. y0 +
+// rows - 1, the whole width) valid until it returns. Counted as downloaded
+// bytes. Host memory: two bands.
+void for_each_band_from_device(const DeviceImage& img, int64_t rows, const std::function<void(const ImageView&)>& fn);
 
 }  // namespace tw

@@ -14,31 +14,26 @@
 namespace tw {
 namespace {
 
-// Brings the result (a device image's source) down into a tile store of `tile` tiles (spilling beyond
-// half the budget, as the tile path's store does), in pieces of a tile's rows
-// and a few tiles' columns on all threads.
-std::shared_ptr<ScratchStore> download_to_store(const TileSource& img, const ReconstructJob& job) {
+// Brings the result down into a tile store of `tile` tiles (spilling beyond
+// half the budget, as the tile path's store does): a row of tiles at a time
+// through pinned memory, its tiles filled on all threads while the next row
+// comes down.
+std::shared_ptr<ScratchStore> download_to_store(const DeviceImage& img, const ReconstructJob& job) {
   const int64_t tile = job.tile;
   const size_t threads =
       static_cast<size_t>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  const PixelFormat fmt = img.info().fmt;
-  const size_t tile_bytes = static_cast<size_t>(tile * tile) * fmt.bytes_per_pixel();
-  auto store = std::make_shared<ScratchStore>(fmt, img.level(0).width, img.level(0).height, tile,
+  const size_t tile_bytes = static_cast<size_t>(tile * tile) * img.fmt.bytes_per_pixel();
+  auto store = std::make_shared<ScratchStore>(img.fmt, img.width, img.height, tile,
                                               std::max(job.memory / 2, tile_bytes * (2 * threads + 2)),
                                               job.scratch_near, "reconstruction");
   const TileGrid& g = store->grid();
-  // Up to 16 tiles a piece, all threads' pieces within an eighth of the budget.
-  const int64_t piece_tiles = std::clamp<int64_t>(static_cast<int64_t>(job.memory / (8 * threads * tile_bytes)), 1, 16);
-  const int64_t chunks = (g.cols() + piece_tiles - 1) / piece_tiles;
-  tbb::parallel_for(int64_t{0}, g.rows() * chunks, [&](int64_t k) {
-    const int64_t ty = k / chunks, tx0 = k % chunks * piece_tiles, tx1 = std::min(g.cols(), tx0 + piece_tiles);
-    const Rect a = g.tile_rect(tx0, ty), b = g.tile_rect(tx1 - 1, ty);
-    const Image piece = img.read(0, Rect(a.x, a.y, b.x1() - a.x, a.h));  // counted as downloaded bytes
-    for (int64_t tx = tx0; tx < tx1; ++tx) {
+  for_each_band_from_device(img, tile, [&](const ImageView& band) {
+    const int64_t ty = band.rect.y / tile;
+    tbb::parallel_for(int64_t{0}, g.cols(), [&](int64_t tx) {
       ScratchStore::Pin p = store->acquire(tx, ty, true);
-      copy_overlap(piece.view(), p.image().view());
+      copy_overlap(band, p.image().view());
       p.mark_dirty();
-    }
+    });
   });
   return store;
 }
@@ -100,7 +95,7 @@ std::optional<ReconstructResult> reconstruct_grey_whole(const TileSource& marker
   if (!job.result_on_device) {
     TraceSpan span("reconstruct-grey-download", H);
     const auto d0 = std::chrono::steady_clock::now();
-    res.store = download_to_store(*res.image, job);
+    res.store = download_to_store(out, job);
     res.store_stats = res.store->stats();
     res.image = res.store;
     res.gpu.transfer_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count();

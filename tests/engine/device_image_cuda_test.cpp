@@ -108,6 +108,32 @@ TEST(DeviceImage, WholeImageOpsAndHostReadersGetThePixelsCopiedDown) {
   EXPECT_EQ(test::diff_images(download(out.image).view(), read_all(*want).view()), "");
 }
 
+// A device image brought down band by band through the two pinned buffers:
+// every band in order, the last one short, rows wider than their length on
+// the device; each band's pixels are the image's, and the bytes are counted.
+TEST(DeviceImage, BandsComeDownInOrder) {
+  TW_REQUIRE_GPU();
+  for (PixelFormat fmt : {kGray8, kGray16, kRgb8})
+    for (int64_t rows : {1, 7, 64, 1000}) {
+      const Image img = test::pattern_image(fmt, 301, 257, 3);
+      const DeviceCopy d = upload(img, 40);
+      Image back(fmt, img.rect());
+      int64_t next = 0;
+      const ByteCounts before = process_byte_counts();
+      for_each_band_from_device(d.image, rows, [&](const ImageView& band) {
+        EXPECT_EQ(band.rect.y, next);
+        EXPECT_EQ(band.rect.x, 0);
+        EXPECT_EQ(band.rect.w, 301);
+        EXPECT_EQ(band.rect.h, std::min<int64_t>(rows, 257 - next));
+        next = band.rect.y1();
+        copy_overlap(band, back.view());
+      });
+      EXPECT_EQ(next, 257);
+      EXPECT_EQ(test::diff_images(back.view(), img.view()), "") << fmt.str() << " rows " << rows;
+      EXPECT_EQ((process_byte_counts() - before).downloaded, static_cast<uint64_t>(301 * 257) * fmt.bytes_per_pixel());
+    }
+}
+
 TEST(DeviceImage, HostMemoryIsNotADevicePointer) {
   TW_REQUIRE_GPU();
   std::vector<uint8_t> host(64);

@@ -221,19 +221,7 @@ TEST(CpuVsCuda, SplitJpegCorruptTile) {
   const std::string bad = tmp.file("bad.tif");
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:1800x1500", bad, "--min-size", "100000", "--device", "cpu"}).exit_code,
             0);
-  {
-    TIFF* t = TIFFOpen(bad.c_str(), "r");
-    uint64_t* offs = nullptr;
-    uint64_t* cnts = nullptr;
-    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
-    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
-    const uint64_t off = offs[30], n = cnts[30];  // row 4 of 6
-    TIFFClose(t);
-    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(off + n / 2));
-    const std::string junk = "\xff\xd9\xff\xd9";
-    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
-  }
+  test::damage_tiff_tile(bad, 30);  // row 4 of 6
   test::RunOptions join;
   join.env["TW_TEST_GPU_JOIN_ROW"] = "0";
   const std::string out = tmp.file("out.tif");

@@ -34,6 +34,27 @@ uint64_t sum_of(const nlohmann::json& report, const char* key) {
   return s;
 }
 
+// One chain run through the executor on `b`: its output read back, its
+// report, and the split JPEG tiles of its input (-1: not read so).
+struct StepsRun {
+  Image image;
+  nlohmann::json report;
+  int64_t split_tiles = -1;
+};
+StepsRun run_steps(const std::vector<std::string>& steps, const SourcePtr& input, const Backend& b, int64_t tile,
+                   size_t memory = 0, const std::vector<int>& keep_steps = {}) {
+  const Pipeline p = parse_pipeline(steps);
+  const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
+  ExecContext ctx;
+  ctx.tile = tile;
+  ctx.backend = b;
+  if (memory) ctx.memory = memory;
+  std::vector<int> keep;
+  for (int k : keep_steps) keep.push_back(plan.slot_of_step(k));
+  const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, keep);
+  return {test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r), split_jpeg_tiles(*r.inputs[0])};
+}
+
 class PipelineCuda : public ::testing::TestWithParam<test::Chain> {
  protected:
   void SetUp() override {
@@ -123,25 +144,13 @@ TEST(PipelineCudaResidency, EdtResultStaysOnTheDevice) {
                                           "filter gaussian --sigma 2"};
   const int64_t w = 1001, h = 777;
   const auto input = test::slide(w, h, 3);
-  struct Out {
-    Image image;
-    nlohmann::json report;
-  };
   auto run = [&](const std::vector<std::string>& steps, const Backend& b, int64_t tile, bool keep_edt) {
-    const Pipeline p = parse_pipeline(steps);
-    const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
-    ExecContext ctx;
-    ctx.tile = tile;
-    ctx.backend = b;
-    std::vector<int> keep;
-    if (keep_edt) keep.push_back(plan.slot_of_step(4));
-    const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, keep);
-    return Out{test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r)};
+    return run_steps(steps, input, b, tile, 0, keep_edt ? std::vector<int>{4} : std::vector<int>{});
   };
-  const Out cpu = run(chain, Backend{}, 256, false);
+  const StepsRun cpu = run(chain, Backend{}, 256, false);
   for (int64_t tile : {64, 67, 256, 1001}) {
     SCOPED_TRACE("tile " + std::to_string(tile));
-    const Out gpu = run(chain, Backend::cuda(0), tile, false);
+    const StepsRun gpu = run(chain, Backend::cuda(0), tile, false);
     EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.image.view()), "");
     // Otsu's input (the gray image, computed on the GPU) is stored in device
     // memory: the RGB input goes up once (3 bytes a pixel), and neither the
@@ -162,16 +171,16 @@ TEST(PipelineCudaResidency, EdtResultStaysOnTheDevice) {
         << gpu.report.dump();
   }
   // Kept, read by the writer, or read by a barrier: brought down.
-  const Out kept = run(chain, Backend::cuda(0), 256, true);
+  const StepsRun kept = run(chain, Backend::cuda(0), 256, true);
   EXPECT_EQ(test::bytes_diff(kept.image.view(), cpu.image.view()), "");
   EXPECT_FALSE(kept.report[4]["values"]["result_on_device"].get<bool>());
   const std::vector<std::string> last(chain.begin(), chain.begin() + 5);
-  const Out written = run(last, Backend::cuda(0), 256, false);
+  const StepsRun written = run(last, Backend::cuda(0), 256, false);
   EXPECT_EQ(test::bytes_diff(written.image.view(), run(last, Backend{}, 256, false).image.view()), "");
   EXPECT_FALSE(written.report[4]["values"]["result_on_device"].get<bool>());
   std::vector<std::string> to_barrier(chain.begin(), chain.begin() + 5);
   to_barrier.push_back("edt --threshold 3");
-  const Out barrier = run(to_barrier, Backend::cuda(0), 256, false);
+  const StepsRun barrier = run(to_barrier, Backend::cuda(0), 256, false);
   EXPECT_EQ(test::bytes_diff(barrier.image.view(), run(to_barrier, Backend{}, 256, false).image.view()), "");
   EXPECT_FALSE(barrier.report[4]["values"]["result_on_device"].get<bool>());
 }
@@ -189,26 +198,20 @@ TEST(PipelineCudaResidency, FillHolesMaskStaysOnTheDevice) {
   const int64_t w = 1001, h = 777;
   const auto input = test::slide(w, h, 5);
   auto run = [&](const std::vector<std::string>& steps, const Backend& b, int64_t tile) {
-    const Pipeline p = parse_pipeline(steps);
-    const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
-    ExecContext ctx;
-    ctx.tile = tile;
-    ctx.backend = b;
-    const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, {});
-    return std::make_pair(test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r));
+    return run_steps(steps, input, b, tile);
   };
   const auto cpu = run(chain, Backend{}, 256);
   const uint64_t plane = static_cast<uint64_t>(bit_plane_pitch(w)) * (h + 2) * 4;
   for (int64_t tile : {64, 67, 256, 1001}) {
     SCOPED_TRACE("tile " + std::to_string(tile));
     const auto gpu = run(chain, Backend::cuda(0), tile);
-    EXPECT_EQ(test::bytes_diff(gpu.first.view(), cpu.first.view()), "");
-    const nlohmann::json& fill = gpu.second[3];
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.image.view()), "");
+    const nlohmann::json& fill = gpu.report[3];
     EXPECT_TRUE(fill["values"]["gpu_device_input"].get<bool>()) << fill.dump();
     // Down: the result's bit plane, not the mask's bytes.
-    EXPECT_LE(gpu.second[2]["bytes_downloaded"].get<uint64_t>() + fill["bytes_downloaded"].get<uint64_t>(), plane)
-        << gpu.second.dump();
-    const nlohmann::json& edt = gpu.second[4];
+    EXPECT_LE(gpu.report[2]["bytes_downloaded"].get<uint64_t>() + fill["bytes_downloaded"].get<uint64_t>(), plane)
+        << gpu.report.dump();
+    const nlohmann::json& edt = gpu.report[4];
     EXPECT_TRUE(edt["values"]["bits_input"].get<bool>()) << edt.dump();
     EXPECT_LE(edt["bytes_uploaded"].get<uint64_t>(), plane) << edt.dump();
   }
@@ -216,9 +219,9 @@ TEST(PipelineCudaResidency, FillHolesMaskStaysOnTheDevice) {
   // device memory as well.
   const std::vector<std::string> grey = {"filter gray", "filter gaussian --sigma 2", "fill-holes"};
   const auto grey_gpu = run(grey, Backend::cuda(0), 256);
-  EXPECT_EQ(test::bytes_diff(grey_gpu.first.view(), run(grey, Backend{}, 256).first.view()), "");
-  EXPECT_FALSE(grey_gpu.second[2]["values"]["gpu_binary_kernel"].get<bool>());
-  EXPECT_TRUE(grey_gpu.second[2]["values"]["gpu_whole_image"].get<bool>());
+  EXPECT_EQ(test::bytes_diff(grey_gpu.image.view(), run(grey, Backend{}, 256).image.view()), "");
+  EXPECT_FALSE(grey_gpu.report[2]["values"]["gpu_binary_kernel"].get<bool>());
+  EXPECT_TRUE(grey_gpu.report[2]["values"]["gpu_whole_image"].get<bool>());
 }
 
 // A grey wavefront step (h-dome) whose input GPU steps compute: its input
@@ -233,22 +236,13 @@ TEST(PipelineCudaResidency, GreyWavefrontOnDeviceResidentImages) {
                                           "filter threshold --value 5"};
   const int64_t w = 1001, h = 777;
   const auto input = test::slide(w, h, 6);
-  auto run = [&](const Backend& b, int64_t tile, size_t memory) {
-    const Pipeline p = parse_pipeline(chain);
-    const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
-    ExecContext ctx;
-    ctx.tile = tile;
-    ctx.backend = b;
-    if (memory) ctx.memory = memory;
-    const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, {});
-    return std::make_pair(test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r));
-  };
+  auto run = [&](const Backend& b, int64_t tile, size_t memory) { return run_steps(chain, input, b, tile, memory); };
   const auto cpu = run(Backend{}, 256, 0);
   for (int64_t tile : {64, 67, 256, 1001}) {
     SCOPED_TRACE("tile " + std::to_string(tile));
     const auto gpu = run(Backend::cuda(0), tile, 0);
-    EXPECT_EQ(test::bytes_diff(gpu.first.view(), cpu.first.view()), "");
-    const nlohmann::json& dome = gpu.second[2];
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.image.view()), "");
+    const nlohmann::json& dome = gpu.report[2];
     EXPECT_TRUE(dome["values"]["gpu_whole_image"].get<bool>()) << dome.dump();
     EXPECT_TRUE(dome["values"]["gpu_device_input"].get<bool>()) << dome.dump();
     EXPECT_TRUE(dome["stored_input"].get<bool>()) << dome.dump();
@@ -259,7 +253,7 @@ TEST(PipelineCudaResidency, GreyWavefrontOnDeviceResidentImages) {
         << dome.dump();
   }
   const auto small = run(Backend::cuda(0), 64, static_cast<size_t>(w * h * 3) / 9);
-  EXPECT_EQ(test::bytes_diff(small.first.view(), cpu.first.view()), "") << "out of core";
+  EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.image.view()), "") << "out of core";
 }
 
 // A slide of JPEG tiles read by GPU steps: the CPU only entropy-decodes the
@@ -299,16 +293,9 @@ TEST(PipelineCudaResidency, JpegInputDecodedTheSplitWay) {
     std::vector<std::string> steps = {"filter gaussian --sigma 2", "filter invert"};
     if (c.fmt == kRgb8) steps.insert(steps.begin(), "filter gray");
     auto run = [&](const Backend& b, int64_t tile, size_t memory, int64_t* split) {
-      const Pipeline p = parse_pipeline(steps);
-      const PipelinePlan plan = plan_pipeline(p, {{"input", {input->info().fmt, "input"}}});
-      ExecContext ctx;
-      ctx.tile = tile;
-      ctx.backend = b;
-      if (memory) ctx.memory = memory;
-      const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, {});
-      Image out = test::read_tiled(*r.output(), 256);
-      if (split) *split = split_jpeg_tiles(*r.inputs[0]);
-      return out;
+      StepsRun r = run_steps(steps, input, b, tile, memory);
+      if (split) *split = r.split_tiles;
+      return std::move(r.image);
     };
     const Image cpu = run(Backend{}, 256, 0, nullptr);
     for (int64_t tile : {64, 67, 256, 1024}) {
@@ -328,19 +315,7 @@ TEST(PipelineCudaResidency, JpegInputDecodedTheSplitWay) {
   const std::string bad = tmp.file("bad.tif");
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:1800x1500", bad, "--min-size", "100000", "--device", "cpu"}).exit_code,
             0);
-  {
-    TIFF* t = TIFFOpen(bad.c_str(), "r");
-    uint64_t* offs = nullptr;
-    uint64_t* cnts = nullptr;
-    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
-    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
-    const uint64_t off = offs[30], bytes = cnts[30];
-    TIFFClose(t);
-    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(off + bytes / 2));
-    const std::string junk = "\xff\xd9\xff\xd9";
-    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
-  }
+  test::damage_tiff_tile(bad, 30);  // row 4 of 6
   for (const char* dev : {"cpu", "cuda"}) {
     const std::string out = tmp.file(std::string("out-") + dev + ".tif");
     const auto r = test::run_cli({"run", bad, out, "filter gray", "filter gaussian --sigma 2", "--device", dev});

@@ -563,4 +563,19 @@ int count_tiff_directories(const std::string& path) {
   return n;
 }
 
+void damage_tiff_tile(const std::string& path, int index) {
+  TIFF* t = TIFFOpen(path.c_str(), "r");
+  if (!t) throw std::runtime_error("damage_tiff_tile: cannot open " + path);
+  uint64_t* offs = nullptr;
+  uint64_t* cnts = nullptr;
+  TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
+  TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
+  const uint64_t off = offs[index], n = cnts[index];
+  TIFFClose(t);
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(off + n / 2));
+  const std::string junk = "\xff\xd9\xff\xd9";
+  f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+}
+
 }  // namespace tw::test

@@ -124,4 +124,9 @@ struct TiffDirTags {
 TiffDirTags read_tiff_tags(const std::string& path, int dir);
 int count_tiff_directories(const std::string& path);
 
+// Damages tile `index` of the first directory in place: a stray JPEG end
+// marker written in the middle of its stored bytes, as a flipped bit in the
+// entropy-coded data makes.
+void damage_tiff_tile(const std::string& path, int index);
+
 }  // namespace tw::test

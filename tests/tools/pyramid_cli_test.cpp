@@ -185,20 +185,7 @@ TEST(PyramidCli, BadInputOneLineNothingLeft) {
   { std::ofstream(tmp.file("notes.txt")) << "not an image\n"; }
   // A JPEG tile damaged in place.
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:600x400", tmp.file("bad.tif"), "--min-size", "1000"}).exit_code, 0);
-  {
-    TIFF* t = TIFFOpen(tmp.file("bad.tif").c_str(), "r");
-    uint64_t* offs = nullptr;
-    uint64_t* cnts = nullptr;
-    TIFFGetField(t, TIFFTAG_TILEOFFSETS, &offs);
-    TIFFGetField(t, TIFFTAG_TILEBYTECOUNTS, &cnts);
-    const uint64_t off = offs[4], n = cnts[4];
-    TIFFClose(t);
-    std::fstream f(tmp.file("bad.tif"), std::ios::in | std::ios::out | std::ios::binary);
-    // A stray marker inside the entropy-coded data, as a flipped bit makes.
-    f.seekp(static_cast<std::streamoff>(off + n / 2));
-    const std::string junk = "\xff\xd9\xff\xd9";
-    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
-  }
+  test::damage_tiff_tile(tmp.file("bad.tif"), 4);
   // Truncated: the file cut at two thirds.
   {
     std::ifstream in(good, std::ios::binary);

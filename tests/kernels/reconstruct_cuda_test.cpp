@@ -287,9 +287,10 @@ TEST(CpuVsCuda, BinaryWholeImageDeclines) {
 TEST(CpuVsCuda, GreyWholeImageMarkersMadeOnTheDevice) {
   TW_REQUIRE_GPU();
   for (PixelFormat fmt : {kGray8, kGray16})
-    for (const auto& [w, h] : {std::pair<int64_t, int64_t>{1000, 777}, {65, 33}, {2049, 31}, {1, 300}, {300, 1}})
+    for (const auto& size : {std::pair<int64_t, int64_t>{1000, 777}, {65, 33}, {2049, 31}, {1, 300}, {300, 1}})
       for (int conn : {4, 8})
         for (bool dome : {true, false}) {
+          const int64_t w = size.first, h = size.second;  // plain locals: lambdas below capture them
           const Image img = test::pattern_image(fmt, w, h, 3 + conn);
           const int64_t hh = fmt == kGray8 ? 40 : 9000, maxv = fmt == kGray8 ? 255 : 65535;
           auto job_for = [&](bool cuda, bool on_device) {

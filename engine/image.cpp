@@ -27,12 +27,17 @@ size_t aligned_stride(PixelFormat fmt, int64_t w) {
 class MallocAllocator : public HostAllocator {
  public:
   void* allocate(size_t bytes) const override {
-    if (wants_huge_pages(bytes)) return allocate_huge(bytes);
+    if (bytes >= kBigBufferBytes) return take_big_buffer(bytes);
     void* p = std::aligned_alloc(64, (bytes + 63) & ~size_t{63});
     if (!p) throw std::bad_alloc();
     return p;
   }
-  void deallocate(void* p, size_t) const override { std::free(p); }
+  void deallocate(void* p, size_t bytes) const override {
+    if (bytes >= kBigBufferBytes)
+      give_big_buffer(p, bytes);
+    else
+      std::free(p);
+  }
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <utility>
 #if __has_include(<malloc.h>)
 #include <malloc.h>
 #endif
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 #include "engine/error.hpp"
 
@@ -78,7 +81,10 @@ size_t peak_rss_bytes() {
   return static_cast<size_t>(ru.ru_maxrss) * 1024;
 }
 
+void drop_big_buffers();
+
 void release_free_heap() {
+  drop_big_buffers();
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
@@ -123,6 +129,90 @@ void* allocate_huge(size_t bytes) {
   madvise(p, n, MADV_HUGEPAGE);  // advice only: 4 KB pages if refused
 #endif
   return p;
+}
+
+namespace {
+size_t big_rounded(size_t bytes) {
+  return wants_huge_pages(bytes) ? huge_rounded(bytes) : (bytes + 0xffff) & ~size_t{0xffff};
+}
+
+// Kept buffers, oldest first; a take reuses the newest of its size.
+struct BigBuffers {
+  std::mutex mu;
+  std::deque<std::pair<size_t, void*>> kept;
+  size_t kept_bytes = 0, limit = 0;
+};
+BigBuffers& big_buffers() {
+  static BigBuffers& b = *new BigBuffers;  // never destroyed: threads may free at exit
+  return b;
+}
+}  // namespace
+
+void* take_big_buffer(size_t bytes) {
+  const size_t n = big_rounded(bytes);
+  BigBuffers& b = big_buffers();
+  {
+    std::lock_guard<std::mutex> l(b.mu);
+    for (auto it = b.kept.rbegin(); it != b.kept.rend(); ++it)
+      if (it->first == n) {
+        void* p = it->second;
+        b.kept_bytes -= n;
+        b.kept.erase(std::next(it).base());
+        return p;
+      }
+  }
+  if (wants_huge_pages(n)) return allocate_huge(n);
+  void* p = std::aligned_alloc(64, n);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void give_big_buffer(void* p, size_t bytes) {
+  const size_t n = big_rounded(bytes);
+  BigBuffers& b = big_buffers();
+  std::vector<void*> out;
+  {
+    std::lock_guard<std::mutex> l(b.mu);
+    if (n > b.limit) {
+      out.push_back(p);
+    } else {
+      // Room for it: the oldest go (a size no longer taken ages out).
+      while (b.kept_bytes + n > b.limit) {
+        out.push_back(b.kept.front().second);
+        b.kept_bytes -= b.kept.front().first;
+        b.kept.pop_front();
+      }
+      b.kept.emplace_back(n, p);
+      b.kept_bytes += n;
+    }
+  }
+  for (void* q : out) std::free(q);
+}
+
+void drop_big_buffers() {
+  BigBuffers& b = big_buffers();
+  std::deque<std::pair<size_t, void*>> out;
+  {
+    std::lock_guard<std::mutex> l(b.mu);
+    out.swap(b.kept);
+    b.kept_bytes = 0;
+  }
+  for (auto& e : out) std::free(e.second);
+}
+
+void set_big_buffer_budget(size_t memory) {
+  BigBuffers& b = big_buffers();
+  {
+    std::lock_guard<std::mutex> l(b.mu);
+    b.limit = std::min(memory / 16, size_t{256} << 20);
+  }
+  drop_big_buffers();
+}
+
+size_t big_buffers_kept_bytes() {
+  BigBuffers& b = big_buffers();
+  std::lock_guard<std::mutex> l(b.mu);
+  return b.kept_bytes;
 }
 
 size_t ByteBudget::capacity() const {

@@ -54,6 +54,24 @@ constexpr size_t huge_rounded(size_t bytes) {
 // releases them. Throws std::bad_alloc.
 void* allocate_huge(size_t bytes);
 
+// Big buffers kept for reuse. Bands across a wide image (the EDT's row pass:
+// 4 MB each for 32768 columns) and big tiles come and go by the thousand; a
+// freed one went back to the system and the next cost a page fault per 4 KB
+// page written, which a paravirtualised guest pays dearly (a quarter of a
+// 2-core pipeline's time went to faults and page clearing at --memory 16G).
+// A buffer of kBigBufferBytes or more that is given back is kept for the next
+// take of the same size, up to the limit set_big_buffer_budget(memory) sets
+// from a run's budget (a 16th of it, at most 256 MB; 0 before it is called:
+// nothing kept). release_free_heap() drops them all.
+constexpr size_t kBigBufferBytes = size_t{2} << 20;
+// bytes rounded up (to 64 KB; to 2 MB pages, advised huge, from 8 MB), a
+// kept buffer of that size if there is one. Throws std::bad_alloc.
+void* take_big_buffer(size_t bytes);
+// p from take_big_buffer(bytes): kept, or freed if the limit is reached.
+void give_big_buffer(void* p, size_t bytes);
+void set_big_buffer_budget(size_t memory);
+size_t big_buffers_kept_bytes();
+
 // A counting semaphore in bytes: buffers whose size a file's header sets
 // (a decoded tile or strip) are taken only when they fit beside those other
 // threads hold, so N threads decoding huge tiles stay within one budget.

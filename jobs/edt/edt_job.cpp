@@ -45,7 +45,12 @@ class RowPassSource final : public TileSource {
     info_.levels.push_back(li);
     inf2_ = W_ * W_ + H_ * H_ + 1;
     const size_t band_bytes = static_cast<size_t>(W_ * kBand) * 4;
-    max_bands_ = std::max<size_t>(2, cache_bytes / std::max<size_t>(band_bytes, 1));
+    // At most 64 bands (2048 rows: a reader's tile row with its halo, a few
+    // rows of tiles in flight). Keeping more only kept fresh memory for
+    // bands nobody reads again: at --memory 16G half a gigapixel's bands
+    // (2 GB, each page a fault when first written) where evicted ones are
+    // reused (take_big_buffer).
+    max_bands_ = std::clamp<size_t>(cache_bytes / std::max<size_t>(band_bytes, 1), 2, 64);
   }
 
  protected:

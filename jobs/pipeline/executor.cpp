@@ -184,6 +184,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
     set_gpu_piece_budget(ctx.memory);
   }
   run.inputs = run.slots;
+  set_big_buffer_budget(ctx.memory);
   // The inputs' readers: decode memory for each; a cache of decoded tiles
   // for those read with halos (reductions read each pixel once).
   for (size_t k = 0; k < inputs.size(); ++k) {

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "engine/border.hpp"
 #include "engine/error.hpp"
+#include "engine/image.hpp"
 #include "engine/memory.hpp"
 
 namespace tw {
@@ -80,6 +83,59 @@ TEST(Memory, GpuReadPiecesFollowTheBudget) {
   EXPECT_EQ(gpu_read_piece_bytes(), size_t{16} << 20);
   set_gpu_piece_budget(before * 32);
   EXPECT_EQ(gpu_read_piece_bytes(), before);
+}
+
+// Freed buffers of 2 MB and more are kept for the next of their size, within
+// a 16th of the run's budget (256 MB at most), the oldest going first; none
+// before a budget is set; release_free_heap() drops them.
+TEST(Memory, BigBuffersAreKeptWithinTheirLimit) {
+  const size_t mib = size_t{1} << 20;
+  set_big_buffer_budget(0);
+  void* a = take_big_buffer(3 * mib);
+  give_big_buffer(a, 3 * mib);
+  EXPECT_EQ(big_buffers_kept_bytes(), 0u);
+
+  set_big_buffer_budget(64 * mib);  // keeps 4 MB
+  a = take_big_buffer(3 * mib);
+  std::memset(a, 1, 3 * mib);
+  give_big_buffer(a, 3 * mib);
+  EXPECT_EQ(big_buffers_kept_bytes(), 3 * mib);
+  void* b = take_big_buffer(3 * mib - 100);  // rounds to the same size
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(big_buffers_kept_bytes(), 0u);
+  give_big_buffer(b, 3 * mib - 100);
+  void* c = take_big_buffer(2 * mib);  // another size: a new one
+  EXPECT_NE(c, a);
+  give_big_buffer(c, 2 * mib);  // the oldest (3 MB) goes
+  EXPECT_EQ(big_buffers_kept_bytes(), 2 * mib);
+  void* big = take_big_buffer(5 * mib);  // over the limit: freed when given
+  give_big_buffer(big, 5 * mib);
+  EXPECT_EQ(big_buffers_kept_bytes(), 2 * mib);
+
+  // Images take theirs from it: a band made again reuses the last one's memory.
+  const uint8_t* first = nullptr;
+  {  // 1024 x 2048 u8: 2 MB exactly
+    Image img(kGray8, Rect(0, 0, 1024, 2048));
+    first = img.ptr<uint8_t>(0, 0);
+  }
+  {
+    Image img(kGray8, Rect(0, 0, 1024, 2048));
+    EXPECT_EQ(img.ptr<uint8_t>(0, 0), first);
+    Image small(kGray8, Rect(0, 0, 64, 64));  // under 2 MB: plain malloc, not kept
+  }
+  EXPECT_EQ(big_buffers_kept_bytes(), 2 * mib);  // both images took c's 2 MB and gave it back
+  release_free_heap();
+  EXPECT_EQ(big_buffers_kept_bytes(), 0u);
+
+  set_big_buffer_budget(size_t{64} << 30);  // capped at 256 MB
+  void* d = take_big_buffer(200 * mib);
+  give_big_buffer(d, 200 * mib);
+  EXPECT_EQ(big_buffers_kept_bytes(), 200 * mib);
+  void* e = take_big_buffer(100 * mib);
+  give_big_buffer(e, 100 * mib);
+  EXPECT_EQ(big_buffers_kept_bytes(), 100 * mib);
+  set_big_buffer_budget(0);
+  EXPECT_EQ(big_buffers_kept_bytes(), 0u);
 }
 
 }  // namespace

@@ -2,12 +2,14 @@
 // row pass on its own, the seed's patterns against scipy through the CLI,
 // band boundaries anywhere, the empty cases, and out of core.
 #include <gtest/gtest.h>
+#include <tbb/parallel_for.h>
 #include <tiffio.h>
 
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "engine/memory_source.hpp"
 #include "io/tiff/tiff_source.hpp"
@@ -49,6 +51,12 @@ double max_diff(const Image& a, const Image& b) {
   return m;
 }
 
+Image crop(const Image& img, const Rect& r) {
+  Image out(img.fmt(), r);
+  copy_overlap(img.view(), out.view());
+  return out;
+}
+
 Image run(const Image& in, size_t memory) {
   Image copy(in.fmt(), in.rect());
   copy_overlap(in.view(), copy.view());
@@ -82,6 +90,35 @@ TEST(Edt, MatchesBruteForceAnyBand) {
     const Image want = brute(in);
     // A budget of a few hundred bytes forces one-row bands.
     for (size_t mem : {size_t{200}, size_t{1} << 20}) EXPECT_EQ(max_diff(run(in, mem), want), 0.0) << w << "x" << h;
+  }
+}
+
+// The result's rows are made in bands that a small cache keeps (at most 64);
+// reads in any order, from many threads at once, over far more bands than
+// that (a band evicted and made again) give the same pixels as one read.
+TEST(Edt, ResultReadInAnyOrderOverTheBandCache) {
+  const int64_t W = 45, H = 4000;  // 125 bands of 32 rows
+  std::mt19937_64 rng(11);
+  Image in(kGray8, Rect(0, 0, W, H));
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x = 0; x < W; ++x) in.ptr<uint8_t>(x, y)[0] = rng() % 97 == 0 ? 0 : 255;
+  MemorySource src(std::move(in));
+  for (size_t memory : {size_t{1} << 16, size_t{1} << 30}) {
+    const auto d = euclidean_distance(src, {}, memory, "/tmp/tilewave-test");
+    const Image whole = d->read(0, Rect(0, 0, W, H));
+    for (int64_t y0 = H; y0 > 0; y0 -= 37) {  // bottom up, pieces across band edges
+      const Rect r(0, std::max<int64_t>(0, y0 - 37), W, std::min<int64_t>(37, y0));
+      ASSERT_EQ(max_diff(d->read(0, r), crop(whole, r)), 0) << "rows from " << r.y;
+    }
+    std::vector<Rect> windows;
+    for (int k = 0; k < 400; ++k) {
+      const int64_t h = 1 + static_cast<int64_t>(rng() % 300), w = 1 + static_cast<int64_t>(rng() % W);
+      windows.emplace_back(static_cast<int64_t>(rng() % (W - w + 1)), static_cast<int64_t>(rng() % (H - h + 1)), w, h);
+    }
+    std::vector<double> diff(windows.size(), -1);
+    tbb::parallel_for(size_t{0}, windows.size(),
+                      [&](size_t k) { diff[k] = max_diff(d->read(0, windows[k]), crop(whole, windows[k])); });
+    for (size_t k = 0; k < windows.size(); ++k) EXPECT_EQ(diff[k], 0) << "window " << k << " at memory " << memory;
   }
 }
 

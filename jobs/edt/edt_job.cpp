@@ -45,17 +45,16 @@ class RowPassSource final : public TileSource {
     info_.levels.push_back(li);
     inf2_ = W_ * W_ + H_ * H_ + 1;
     const size_t band_bytes = static_cast<size_t>(W_ * kBand) * 4;
-    // At most 64 bands (2048 rows: a reader's tile row with its halo, a few
-    // rows of tiles in flight). Keeping more only kept fresh memory for
-    // bands nobody reads again: at --memory 16G half a gigapixel's bands
-    // (2 GB, each page a fault when first written) where evicted ones are
-    // reused (take_big_buffer).
-    max_bands_ = std::clamp<size_t>(cache_bytes / std::max<size_t>(band_bytes, 1), 2, 64);
+    budget_bands_ = std::max<size_t>(2, cache_bytes / std::max<size_t>(band_bytes, 1));
   }
 
  protected:
   void read_inside(int, const ImageView& dst) const override {
     const Rect r = dst.rect;
+    const size_t n = static_cast<size_t>((r.y1() - 1) / kBand - r.y / kBand + 1);
+    size_t seen = read_bands_.load(std::memory_order_relaxed);
+    while (n > seen && !read_bands_.compare_exchange_weak(seen, n)) {
+    }
     for (int64_t b = r.y / kBand; b <= (r.y1() - 1) / kBand; ++b) {
       const std::shared_ptr<const Image> band = get(b);
       copy_overlap(band->view(), dst);
@@ -75,7 +74,8 @@ class RowPassSource final : public TileSource {
       auto it = bands_.find(b);
       if (it == bands_.end()) {
         // Let go of the least recent band nobody reads now.
-        while (bands_.size() >= max_bands_) {
+        const size_t max_bands = kept_bands();
+        while (bands_.size() >= max_bands) {
           auto victim = bands_.end();
           for (auto k = bands_.begin(); k != bands_.end(); ++k)
             if (k->second.second.use_count() == 1 && (victim == bands_.end() || k->second.first < victim->second.first))
@@ -91,6 +91,19 @@ class RowPassSource final : public TileSource {
     std::call_once(slot->made, [&] { slot->img = make_band(b); });
     // The slot keeps the band alive for this reader even if evicted.
     return std::shared_ptr<const Image>(slot, &slot->img);
+  }
+
+  // The bands kept: what the readers in flight need (every thread's read
+  // and the next, the largest read seen so far; at least 64), within the
+  // budget's share. Keeping more only kept fresh memory for bands nobody
+  // reads again: at --memory 16G a 2-core run held half a gigapixel's bands
+  // (2 GB, each page a fault when first written) where evicted ones are
+  // reused (take_big_buffer). Fewer than the readers need makes bands again
+  // and again (16 threads reading 1024-row tiles with a halo need hundreds).
+  size_t kept_bands() const {
+    const size_t threads = static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+    const size_t need = std::max<size_t>(64, 2 * threads * (read_bands_.load(std::memory_order_relaxed) + 1));
+    return std::min(budget_bands_, need);
   }
 
   Image make_band(int64_t b) const {
@@ -141,7 +154,8 @@ class RowPassSource final : public TileSource {
 
   std::shared_ptr<Spillable> col_;
   int64_t inf_, inf2_ = 0, W_ = 0, H_ = 0;
-  size_t max_bands_ = 2;
+  size_t budget_bands_ = 2;
+  mutable std::atomic<size_t> read_bands_{1};  // the most bands one read has needed
   mutable std::mutex mu_;
   mutable int64_t clock_ = 0;
   mutable std::map<int64_t, std::pair<int64_t, std::shared_ptr<Slot>>> bands_;

@@ -78,6 +78,9 @@ py::object run_command(const std::string& command, const std::vector<std::string
   take_warnings();  // an earlier call's, not this job's
   run_job([&] { with_argv(words, [&](int argc, char** argv) { return dispatch(command, argc, argv); }); }, progress);
   set_rss_target(0);  // the command aimed the process's memory at its --memory
+  // Nor does an interpreter keep the job's freed big buffers for the next
+  // one (a 16th of its --memory): they go back now.
+  set_big_buffer_budget(0);
   std::cout.flush();
   std::fflush(stdout);
   py::module_ warnings = py::module_::import("warnings");

@@ -50,6 +50,67 @@ struct TileMeta {
 // the border piece's j + 1 at each edge pixel, 0 for background.
 enum Edge { kTop = 0, kBottom = 1, kLeft = 2, kRight = 3 };
 
+// A few GPU labelers shared by the local pass's threads: each labels one
+// tile at a time on its own stream, so one tile's copies overlap another's
+// kernels and the threads' host work goes on meanwhile. A thread that finds
+// none free labels its tile on the CPU (the labels are the same): the GPU's
+// rate is bound by the copies (4 bytes a pixel down, about as fast as 16
+// cores label), so the two together beat either alone.
+constexpr int kGpuLabelers = 4;
+
+class GpuLabelers {
+ public:
+  // device < 0: none (the CPU labels).
+  GpuLabelers(int device, int64_t tile, int count) {
+    if (device < 0) return;
+    for (int i = 0; i < count; ++i) all_.push_back(label::make_cuda_tile_labeler(device, tile, tile));
+    for (auto& l : all_) free_.push_back(l.get());
+  }
+  bool active() const { return !all_.empty(); }
+
+  class Lease {
+   public:
+    Lease(GpuLabelers* pool, label::CudaTileLabeler* l) : pool_(pool), l_(l) {}
+    ~Lease() {
+      if (l_) pool_->release(l_);
+    }
+    explicit operator bool() const { return l_ != nullptr; }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    label::CudaTileLabeler* operator->() const { return l_; }
+
+   private:
+    GpuLabelers* pool_;
+    label::CudaTileLabeler* l_;
+  };
+  // A free labeler, or an empty lease when all are busy.
+  Lease try_acquire() {
+    std::lock_guard<std::mutex> lk(m_);
+    if (free_.empty()) return Lease(this, nullptr);
+    label::CudaTileLabeler* l = free_.back();
+    free_.pop_back();
+    return Lease(this, l);
+  }
+  // Kernel and transfer seconds summed over the labelers.
+  label::CudaLabelStats stats() const {
+    label::CudaLabelStats sum;
+    for (const auto& l : all_) {
+      const label::CudaLabelStats g = l->stats();
+      sum.kernel_seconds += g.kernel_seconds, sum.transfer_seconds += g.transfer_seconds, sum.tiles += g.tiles;
+    }
+    return sum;
+  }
+
+ private:
+  void release(label::CudaTileLabeler* l) {
+    std::lock_guard<std::mutex> lk(m_);
+    free_.push_back(l);
+  }
+  std::vector<std::unique_ptr<label::CudaTileLabeler>> all_;
+  std::vector<label::CudaTileLabeler*> free_;
+  std::mutex m_;
+};
+
 class Labeler {
  public:
   Labeler(const TileSource& mask, int connectivity, const LabelFilter& filter, ExecContext& ctx, LabelStats& st)
@@ -57,6 +118,9 @@ class Labeler {
     const LevelInfo& l0 = mask.level(0);
     W_ = l0.width, H_ = l0.height;
     cuda_ = ctx.backend.is_cuda();
+    // The local pass runs on every thread on both backends (on CUDA they
+    // share a few GPU labelers); each thread holds a tile's buffers.
+    threads_ = static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
     T_ = choose_tile();
     grid_ = TileGrid{W_, H_, T_, T_};
     cols_ = grid_.cols(), rows_ = grid_.rows();
@@ -87,13 +151,23 @@ class Labeler {
     const int64_t t = ctx_.tile;
     if (t < 16 || t > 16384) throw InputError("--tile must be between 16 and 16384");
     if (!cuda_) return t;
-    // The GPU is filled only by large tiles; as large as a sixteenth of the
-    // budget allows (the store holds several), no larger than the image.
-    int64_t g = 4096;
+    // The GPU is filled only by large tiles (2048² is 4 M pixels, over 0.1 ms
+    // of kernels); no larger, so that a slide has hundreds of tiles for the
+    // threads to share, and no larger than the image or than a quarter of
+    // the budget for every thread's working buffers (plan_memory).
+    int64_t g = 2048;
     const int64_t side = std::max(W_, H_);
     while (g / 2 >= side && g / 2 >= t) g /= 2;
-    while (g > t && static_cast<size_t>(g * g) * 16 * 4 > ctx_.memory) g /= 2;
+    while (g > t &&
+           static_cast<size_t>(g * g) * per_thread_bytes_per_pixel() * static_cast<size_t>(threads_) > ctx_.memory / 4)
+      g /= 2;
     return std::max(g, t);
+  }
+
+  // Input, mask, provisional labels and their tables; with a filter, the
+  // per-label areas, flags and renumbering (at most half a label a pixel).
+  size_t per_thread_bytes_per_pixel() const {
+    return mask_.info().fmt.bytes_per_pixel() + 1 + 4 + 4 + 4 + (filtering_ ? 8 : 1);
   }
 
   // Shares of the budget: per thread, a tile's working buffers; per band of
@@ -102,15 +176,13 @@ class Labeler {
   // the tile store all that is left, so that a result that fits the budget
   // is never spilled.
   void plan_memory() {
-    threads_ =
-        cuda_ ? 2 : static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
     const size_t tile_px = static_cast<size_t>(T_ * T_);
-    // Input, mask, provisional labels and their tables; with a filter, the
-    // per-label areas, flags and renumbering (at most half a label a pixel).
-    const size_t per_thread = tile_px * (mask_.info().fmt.bytes_per_pixel() + 1 + 4 + 4 + 4 + (filtering_ ? 8 : 1));
+    const size_t per_thread = tile_px * per_thread_bytes_per_pixel();
     const size_t band = static_cast<size_t>(cols_ * T_) * (4 + 4 + 8 + 16) + static_cast<size_t>(cols_) * S_ * 48;
     const size_t M = ctx_.memory;
-    const size_t fixed = per_thread * static_cast<size_t>(threads_) + band;
+    // With CUDA, each GPU labeler's pinned buffers: the mask and the labels.
+    const size_t labelers = cuda_ ? tile_px * 5 * static_cast<size_t>(std::min(threads_, kGpuLabelers)) : 0;
+    const size_t fixed = per_thread * static_cast<size_t>(threads_) + band + labelers;
     const size_t rest = M > fixed + M / 4 ? M - fixed : M / 4;
     const size_t tile_bytes = tile_px * 4;
     const uint64_t tiles = static_cast<uint64_t>(grid_.count());
@@ -134,9 +206,7 @@ class Labeler {
   // Step 1: every tile labelled on its own.
   void local_pass() {
     const SampleType type = mask_.info().fmt.type;
-    std::unique_ptr<label::CudaTileLabeler> gpu;
-    std::mutex gpu_mu;
-    if (cuda_) gpu = label::make_cuda_tile_labeler(ctx_.backend.device, T_, T_);
+    GpuLabelers gpu(cuda_ ? ctx_.backend.device : -1, T_, std::min(threads_, kGpuLabelers));
     tbb::parallel_for(int64_t{0}, grid_.count(), [&](int64_t t) {
       const int64_t tx = t % cols_, ty = t / cols_;
       const Rect r = grid_.tile_rect(tx, ty);
@@ -157,9 +227,8 @@ class Labeler {
       uint32_t* out = img.ptr<uint32_t>(r.x, r.y);
       const size_t ostride = img.stride() / 4;
       uint32_t n;
-      if (gpu) {
-        std::lock_guard<std::mutex> l(gpu_mu);
-        n = gpu->label(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first);
+      if (GpuLabelers::Lease l = gpu.try_acquire()) {
+        n = l->label(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first);
       } else {
         n = label::label_tile(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first, scratch);
       }
@@ -218,10 +287,11 @@ class Labeler {
       if (!recs.empty()) edges_->write(base, edge.data(), S_);
       meta_[static_cast<size_t>(t)] = TileMeta{n, static_cast<uint32_t>(recs.size())};
     });
-    if (gpu) {
-      const label::CudaLabelStats g = gpu->stats();
+    if (gpu.active()) {
+      const label::CudaLabelStats g = gpu.stats();
       st_.gpu = true;
       st_.gpu_kernel_seconds = g.kernel_seconds, st_.gpu_transfer_seconds = g.transfer_seconds;
+      st_.gpu_tiles = g.tiles;
     }
     for (const TileMeta& m : meta_) st_.border_pieces += m.border;
   }

@@ -52,6 +52,7 @@ struct LabelStats {
   double seconds = 0, local_seconds = 0, merge_seconds = 0, relabel_seconds = 0;
   uint64_t tiles_spilled = 0, table_pages_spilled = 0;
   bool gpu = false;
+  int64_t gpu_tiles = 0;  // of the tiles, those the GPU labelled (the CPU took the rest)
   double gpu_kernel_seconds = 0, gpu_transfer_seconds = 0;
 };
 

@@ -66,6 +66,7 @@ void register_label(OpRegistry& r) {
                   {"tiles_spilled", st.tiles_spilled},
                   {"table_pages_spilled", st.table_pages_spilled},
                   {"op_device", st.gpu ? ctx.backend.str() : "cpu"},
+                  {"gpu_tiles", st.gpu_tiles},
                   {"gpu_kernel_seconds", st.gpu_kernel_seconds},
                   {"gpu_transfer_seconds", st.gpu_transfer_seconds}};
     return res;

@@ -496,6 +496,7 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
     st.objects = ls.found, st.kept = ls.components;
     st.removed_small = ls.removed_small, st.removed_large = ls.removed_large, st.removed_border = ls.removed_border;
     st.tiles_spilled = ls.tiles_spilled, st.table_pages_spilled = ls.table_pages_spilled;
+    st.labelling = ls;
     st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (stats) *stats = st;
     return out;
@@ -568,6 +569,17 @@ void register_objects(OpRegistry& r) {
                   {"objects_tiles_spilled", st.tiles_spilled},
                   {"objects_table_pages_spilled", st.table_pages_spilled},
                   {"objects_seconds", st.seconds}};
+    if (st.labelling.tiles) {
+      const LabelStats& l = st.labelling;
+      res.values["label_tile"] = l.tile;
+      res.values["label_tile_seconds"] = l.local_seconds;
+      res.values["label_merge_seconds"] = l.merge_seconds;
+      res.values["label_relabel_seconds"] = l.relabel_seconds;
+      res.values["label_tiles"] = l.tiles;
+      res.values["label_gpu_tiles"] = l.gpu_tiles;
+      res.values["gpu_kernel_seconds"] = l.gpu_kernel_seconds;
+      res.values["gpu_transfer_seconds"] = l.gpu_transfer_seconds;
+    }
     return res;
   };
   r.add(std::move(op));

@@ -11,6 +11,7 @@
 
 #include "engine/exec_context.hpp"
 #include "engine/tile_source.hpp"
+#include "jobs/label/label_job.hpp"
 
 namespace tw {
 
@@ -31,6 +32,8 @@ struct ObjectsStats {
   uint64_t holes_filled = 0;
   uint64_t tiles_spilled = 0, table_pages_spilled = 0;  // of the job's store and tables
   double seconds = 0;
+  // A mask's labelling (jobs/label/label_job.hpp): its passes and the GPU's share.
+  LabelStats labelling;
 };
 
 // labels: u32 labels, or a u8/u16 mask (labelled first with

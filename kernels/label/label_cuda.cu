@@ -180,6 +180,8 @@ class Labeler final : public CudaTileLabeler {
     first_ = DeviceBuffer<unsigned>(cap_);
     scratch_ = DeviceBuffer<uint8_t>(label_device_scratch_bytes(max_w, max_h) + 256);
     host_count_ = PinnedBuffer<unsigned>(1);
+    host_fg_ = PinnedBuffer<uint8_t>(cap_);
+    host_out_ = PinnedBuffer<unsigned>(cap_);
   }
 
   uint32_t label(const uint8_t* fg, size_t fg_stride, int64_t w, int64_t h, int connectivity, uint32_t* out,
@@ -188,27 +190,36 @@ class Labeler final : public CudaTileLabeler {
     DeviceScope scope(device_);
     const cudaStream_t s = stream_.get();
     const size_t n = static_cast<size_t>(w * h);
+    // Both ways through pinned buffers: a copy from pageable memory is
+    // staged by the driver one chunk at a time and serialises the callers
+    // of several labelers; these run at the bus's rate, and the host copies
+    // on each side run on the calling threads, in parallel.
+    for (int64_t y = 0; y < h; ++y)
+      std::memcpy(host_fg_.get() + static_cast<size_t>(y * w), fg + static_cast<size_t>(y) * fg_stride,
+                  static_cast<size_t>(w));
     t0_.record(s);
-    TW_CUDA_CHECK(cudaMemcpy2DAsync(fg_.get(), static_cast<size_t>(w), fg, fg_stride, static_cast<size_t>(w),
-                                    static_cast<size_t>(h), cudaMemcpyHostToDevice, s));
+    TW_CUDA_CHECK(cudaMemcpyAsync(fg_.get(), host_fg_.get(), n, cudaMemcpyHostToDevice, s));
     t1_.record(s);
     unsigned* d_count = reinterpret_cast<unsigned*>(scratch_.get() + scratch_.size() - 256);
     run(fg_.get(), static_cast<int>(w), static_cast<int>(h), connectivity, out_.get(), first_.get(), scratch_.get(),
         d_count, s);
     t2_.record(s);
     TW_CUDA_CHECK(cudaMemcpyAsync(host_count_.get(), d_count, 4, cudaMemcpyDeviceToHost, s));
-    TW_CUDA_CHECK(cudaMemcpy2DAsync(out, out_stride * 4, out_.get(), static_cast<size_t>(w) * 4,
-                                    static_cast<size_t>(w) * 4, static_cast<size_t>(h), cudaMemcpyDeviceToHost, s));
+    TW_CUDA_CHECK(cudaMemcpyAsync(host_out_.get(), out_.get(), n * 4, cudaMemcpyDeviceToHost, s));
     stream_.sync();
+    for (int64_t y = 0; y < h; ++y)
+      std::memcpy(out + static_cast<size_t>(y) * out_stride, host_out_.get() + static_cast<size_t>(y * w),
+                  static_cast<size_t>(w) * 4);
     const uint32_t count = host_count_.get()[0];
     first.resize(count);
-    if (count) TW_CUDA_CHECK(cudaMemcpyAsync(first.data(), first_.get(), count * 4, cudaMemcpyDeviceToHost, s));
+    // host_out_ is free again: the first pixels come through it too.
+    if (count) TW_CUDA_CHECK(cudaMemcpyAsync(host_out_.get(), first_.get(), count * 4, cudaMemcpyDeviceToHost, s));
     t3_.record(s);
     stream_.sync();
+    if (count) std::memcpy(first.data(), host_out_.get(), static_cast<size_t>(count) * 4);
     stats_.kernel_seconds += t2_.ms_since(t1_) * 1e-3;
     stats_.transfer_seconds += (t1_.ms_since(t0_) + t3_.ms_since(t2_)) * 1e-3;
     ++stats_.tiles;
-    (void)n;
     return count;
   }
 
@@ -224,6 +235,8 @@ class Labeler final : public CudaTileLabeler {
   DeviceBuffer<unsigned> out_, first_;
   DeviceBuffer<uint8_t> scratch_;
   PinnedBuffer<unsigned> host_count_;
+  PinnedBuffer<uint8_t> host_fg_;
+  PinnedBuffer<unsigned> host_out_;
   CudaLabelStats stats_;
 };
 

@@ -8,6 +8,7 @@
 #include "engine/error.hpp"
 #include "io/codec/jpeg_codec.hpp"
 #include "io/codec/lzw_encoder.hpp"
+#include "io/codec/uniform_tiles.hpp"
 
 namespace tw {
 namespace {
@@ -152,12 +153,14 @@ std::unique_ptr<TileEncoder> make_encoder(const EncodeSettings& s) {
       return std::make_unique<NoneEncoder>();
     case Codec::kJpeg:
       return std::make_unique<JpegTileEncoder>(s);
+    // The lossless codecs give the same bytes for the same tile: uniform
+    // tiles (io/codec/uniform_tiles.hpp) are compressed once.
     case Codec::kDeflate:
-      return std::make_unique<DeflateEncoder>(s.level < 0 ? 6 : s.level, s.predictor);
+      return with_uniform_tile_cache(std::make_unique<DeflateEncoder>(s.level < 0 ? 6 : s.level, s.predictor));
     case Codec::kZstd:
-      return std::make_unique<ZstdEncoder>(s.level < 0 ? 3 : s.level, s.predictor);
+      return with_uniform_tile_cache(std::make_unique<ZstdEncoder>(s.level < 0 ? 3 : s.level, s.predictor));
     case Codec::kLzw:
-      return std::make_unique<LzwTileEncoder>(s.predictor);
+      return with_uniform_tile_cache(std::make_unique<LzwTileEncoder>(s.predictor));
     case Codec::kOther:
     case Codec::kPng:
       break;

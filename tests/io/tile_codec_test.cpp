@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <tiffio.h>
 
+#include <cstring>
+
 #include "io/codec/jpeg_codec.hpp"
+#include "io/codec/uniform_tiles.hpp"
 #include "io/tiff/pyramid_writer.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -54,6 +57,41 @@ TEST(TileCodec, LosslessRoundTripThroughLibtiff) {
         EXPECT_EQ(test::diff_images(back.view(), img.view()), "")
             << codec_name(c) << " " << fmt.str() << " predictor " << pred;
         EXPECT_EQ(test::read_tiff_tags(tmp.file("rt.tif"), 0).predictor, (pred && c != Codec::kNone) ? 2 : 1);
+      }
+}
+
+// Uniform tiles come from a cache (io/codec/uniform_tiles.hpp): each must be
+// the very bytes a fresh encoder gives, whatever came before it (other
+// values, sizes, non-uniform tiles that differ from a uniform one only in
+// their last pixel or first row), and what the cache gives decodes right.
+TEST(TileCodec, UniformTilesEncodeAsAFreshEncoderWould) {
+  test::TempDir tmp;
+  for (Codec c : {Codec::kLzw, Codec::kDeflate, Codec::kZstd})
+    for (PixelFormat fmt : {kGray8, kRgb8, kGray16, PixelFormat{SampleType::kU32, 1}, PixelFormat{SampleType::kF32, 1}})
+      for (bool pred : {false, true}) {
+        EncodeSettings s = settings(c, fmt);
+        s.predictor = pred;
+        auto cached = make_encoder(s);
+        std::vector<uint8_t> got, want;
+        for (int round = 0; round < 3; ++round)
+          for (int v : {0, 255, 7, 0, 40, 255, 1, 2, 3, 4, 5, 6, 8, 9, 0})
+            for (int variant = 0; variant < 3; ++variant) {
+              Image tile(fmt, Rect(0, 0, s.tile_w, s.tile_h));
+              for (int64_t y = 0; y < s.tile_h; ++y) std::memset(tile.row_bytes(y), v, tile.view().row_length_bytes());
+              // 1: the last byte differs; 2: a byte of the first row does.
+              if (variant == 1) tile.row_bytes(s.tile_h - 1)[tile.view().row_length_bytes() - 1] ^= 1;
+              if (variant == 2) tile.row_bytes(0)[fmt.bytes_per_pixel()] ^= 1;
+              std::vector<uint8_t> pixel;
+              EXPECT_EQ(uniform_tile(tile.view(), pixel), variant == 0);
+              cached->encode(tile.view(), got);
+              make_encoder(s)->encode(tile.view(), want);
+              ASSERT_EQ(got, want) << codec_name(c) << " " << fmt.str() << " value " << v << " variant " << variant;
+            }
+        // A uniform image through the cache reads back uniform.
+        Image img(fmt, Rect(0, 0, 150, 97));
+        for (int64_t y = 0; y < 97; ++y) std::memset(img.row_bytes(y), 9, img.view().row_length_bytes());
+        const Image back = round_trip(img, s, tmp.file("u.tif"));
+        EXPECT_EQ(test::diff_images(back.view(), img.view()), "") << codec_name(c) << " " << fmt.str();
       }
 }
 

@@ -14,6 +14,7 @@
 
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
+#include "engine/trace.hpp"
 #include "jobs/features/label_set.hpp"
 #include "jobs/features/object_stats.hpp"
 #include "jobs/features/row_runs.hpp"
@@ -163,10 +164,16 @@ class FeatureScan {
     std::vector<int64_t> counts;
     for (int64_t y0 = 0; y0 < height_;) {
       const int64_t y1 = std::min(height_, y0 + (y0 == 0 ? first_band_rows_ : band_rows_));
-      read_band(y0, y1);
+      {
+        TraceSpan span("features-read", y0);
+        read_band(y0, y1);
+      }
       const ImageView lab = band_labels().view();
       const ImageView iv = inten_.view();
-      scanner_.prepare(lab, y0, y1, counts);
+      {
+        TraceSpan span("features-prepare", y0);
+        scanner_.prepare(lab, y0, y1, counts);
+      }
       // Groups of rows whose runs fit the share.
       const size_t per_run = scanner_.bytes_per_run() + kRunSideBytes;
       for (int64_t s0 = y0; s0 < y1;) {
@@ -274,50 +281,57 @@ class FeatureScan {
     run_stats_.resize(n * 2 * static_cast<size_t>(S));
     run_obj_.resize(n);
     refs_.resize(n);
-    scanner_.scan(lab, inten, s0, s1, offsets_.data(), runs_.data(), run_stats_.data());
+    {
+      TraceSpan span("features-scan", s0);
+      scanner_.scan(lab, inten, s0, s1, offsets_.data(), runs_.data(), run_stats_.data());
+    }
+    {  // serial
+      TraceSpan assign("features-assign", s0);
 
-    // Each run's object, in raster order: the object of the run of the same
-    // label overlapping it in the row above, else a look-up.
-    touched_.clear();
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t y = s0 + r;
-      next_.clear();
-      size_t j = 0;
-      ObjectAccumulator* last = nullptr;
-      for (int64_t k = offsets_[static_cast<size_t>(r)]; k < offsets_[static_cast<size_t>(r + 1)]; ++k) {
-        const LabelRun& run = runs_[static_cast<size_t>(k)];
-        while (j < prev_.size() && prev_[j].x1 <= run.x0) ++j;
-        ObjectAccumulator* obj = nullptr;
-        for (size_t q = j; q < prev_.size() && prev_[q].x0 < run.x1; ++q)
-          if (prev_[q].label == run.label) {
-            obj = prev_[q].obj;
-            break;
-          }
-        if (!obj) obj = last && last->label == run.label ? last : find_or_open(run, y);
-        last = obj;
-        obj->seen_row = y;
-        if (obj->band_runs++ == 0) touched_.push_back(obj);
-        run_obj_[static_cast<size_t>(k)] = obj;
-        next_.push_back({run.x0, run.x1, run.label, obj});
+      // Each run's object, in raster order: the object of the run of the same
+      // label overlapping it in the row above, else a look-up.
+      touched_.clear();
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t y = s0 + r;
+        next_.clear();
+        size_t j = 0;
+        ObjectAccumulator* last = nullptr;
+        for (int64_t k = offsets_[static_cast<size_t>(r)]; k < offsets_[static_cast<size_t>(r + 1)]; ++k) {
+          const LabelRun& run = runs_[static_cast<size_t>(k)];
+          while (j < prev_.size() && prev_[j].x1 <= run.x0) ++j;
+          ObjectAccumulator* obj = nullptr;
+          for (size_t q = j; q < prev_.size() && prev_[q].x0 < run.x1; ++q)
+            if (prev_[q].label == run.label) {
+              obj = prev_[q].obj;
+              break;
+            }
+          if (!obj) obj = last && last->label == run.label ? last : find_or_open(run, y);
+          last = obj;
+          obj->seen_row = y;
+          if (obj->band_runs++ == 0) touched_.push_back(obj);
+          run_obj_[static_cast<size_t>(k)] = obj;
+          next_.push_back({run.x0, run.x1, run.label, obj});
+        }
+        std::swap(prev_, next_);
       }
-      std::swap(prev_, next_);
-    }
-    // Each object's runs together, in raster order.
-    size_t at = 0;
-    for (ObjectAccumulator* obj : touched_) {
-      obj->band_first = at;
-      at += static_cast<size_t>(obj->band_runs);
-      obj->runs_total += obj->band_runs;
-      obj->band_runs = 0;
-    }
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = offsets_[static_cast<size_t>(r)]; k < offsets_[static_cast<size_t>(r + 1)]; ++k) {
-        ObjectAccumulator* obj = run_obj_[static_cast<size_t>(k)];
-        refs_[obj->band_first + static_cast<size_t>(obj->band_runs++)] = {static_cast<uint32_t>(k),
-                                                                          static_cast<int32_t>(r)};
+      // Each object's runs together, in raster order.
+      size_t at = 0;
+      for (ObjectAccumulator* obj : touched_) {
+        obj->band_first = at;
+        at += static_cast<size_t>(obj->band_runs);
+        obj->runs_total += obj->band_runs;
+        obj->band_runs = 0;
       }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = offsets_[static_cast<size_t>(r)]; k < offsets_[static_cast<size_t>(r + 1)]; ++k) {
+          ObjectAccumulator* obj = run_obj_[static_cast<size_t>(k)];
+          refs_[obj->band_first + static_cast<size_t>(obj->band_runs++)] = {static_cast<uint32_t>(k),
+                                                                            static_cast<int32_t>(r)};
+        }
+    }
     // Each object adds up its runs, in raster order: the same operations in
     // the same order as a serial merge.
+    TraceSpan sum("features-sum", s0);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, touched_.size(), 64), [&](const tbb::blocked_range<size_t>& range) {
       for (size_t t = range.begin(); t < range.end(); ++t) {
         ObjectAccumulator* obj = touched_[t];
@@ -412,6 +426,7 @@ class FeatureScan {
   }
 
   void write_batch() {
+    TraceSpan span("features-format", static_cast<int64_t>(batch_.size()));
     const size_t n = batch_.size();
     std::vector<std::vector<Polygon>> big(n);
     std::vector<char> traced(n, 0);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/trace.hpp"
 #include "jobs/features/table_writers.hpp"
 
 namespace tw::features {
@@ -36,6 +37,7 @@ class WriteQueue {
   // Waits while max_pending batches wait; rethrows the writing thread's
   // error (a full disk).
   void push(std::vector<std::string> texts) {
+    TraceSpan span("features-push-wait", 0);
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return error_ || queue_.size() < max_pending_; });
     if (error_) std::rethrow_exception(error_);
@@ -63,6 +65,7 @@ class WriteQueue {
       lock.unlock();
       std::exception_ptr error;
       try {
+        TraceSpan span("features-write", static_cast<int64_t>(texts.size()));
         const size_t W = writers_.size();
         for (size_t i = 0; i < texts.size(); ++i) writers_[i % W]->write(texts[i]);
       } catch (...) {

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/error.hpp"
+#include "io/codec/uniform_tiles.hpp"
 
 // Zarr's dtypes here are little-endian ("<u2"): the samples are stored as
 // they lie in memory.
@@ -110,6 +113,10 @@ struct ZarrChunkEncoder::Impl {
   std::vector<uint8_t> planes;
   libdeflate_compressor* deflate = nullptr;
   ZSTD_CCtx* zstd = nullptr;
+  // The last few uniform chunks' bytes, by pixel (all chunks are one size).
+  static constexpr size_t kMaxKept = 8;
+  std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> kept;
+  std::vector<uint8_t> pixel;
 };
 
 ZarrChunkEncoder::ZarrChunkEncoder(PixelFormat fmt, int64_t chunk, const ZarrCompression& c)
@@ -135,8 +142,27 @@ ZarrChunkEncoder::~ZarrChunkEncoder() {
 void ZarrChunkEncoder::encode(const ImageView& tile, int64_t level_w, int64_t level_h, std::vector<uint8_t>& out) {
   Impl& m = *impl_;
   TW_ASSERT(tile.fmt == m.fmt && tile.rect.w == m.chunk && tile.rect.h == m.chunk);
+  // A chunk of one colour wholly inside the level (io/codec/uniform_tiles.hpp):
+  // its bytes depend on that colour alone, so they are compressed once.
+  const bool inside = tile.rect.x1() <= level_w && tile.rect.y1() <= level_h;
+  const bool uniform = inside && m.comp.codec != Codec::kNone && uniform_tile(tile, m.pixel);
+  if (uniform)
+    for (const auto& [pixel, bytes] : m.kept)
+      if (pixel == m.pixel) {
+        out = bytes;
+        return;
+      }
   tile_to_planes(tile, level_w, level_h, m.planes.data());
   if (m.comp.delta) delta_encode(m.planes.data(), m.planes.size(), m.fmt.type);
+  compress(out);
+  if (uniform) {
+    if (m.kept.size() == Impl::kMaxKept) m.kept.erase(m.kept.begin());
+    m.kept.emplace_back(m.pixel, out);
+  }
+}
+
+void ZarrChunkEncoder::compress(std::vector<uint8_t>& out) {
+  Impl& m = *impl_;
   switch (m.comp.codec) {
     case Codec::kDeflate: {
       out.resize(libdeflate_zlib_compress_bound(m.deflate, m.planes.size()));

@@ -37,6 +37,7 @@ class ZarrChunkEncoder {
   void encode(const ImageView& tile, int64_t level_w, int64_t level_h, std::vector<uint8_t>& out);
 
  private:
+  void compress(std::vector<uint8_t>& out);  // the planes into out
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,37 @@ TEST(ZarrChunk, DeltaWrapsAsNumcodecs) {
   std::vector<uint8_t> b{200, 10};
   delta_encode(b.data(), b.size(), SampleType::kU8);
   EXPECT_EQ(b, (std::vector<uint8_t>{200, 66}));
+}
+
+// Uniform chunks inside the level come from a cache: each must be the very
+// bytes a fresh encoder gives, whatever came before (other values, the same
+// value at the level's edge, where the rest is zero, a chunk differing in one
+// byte).
+TEST(ZarrChunk, UniformChunksEncodeAsAFreshEncoderWould) {
+  const int64_t chunk = 32, level_w = 80, level_h = 70;
+  for (Codec codec : {Codec::kDeflate, Codec::kZstd})
+    for (bool delta : {false, true})
+      for (PixelFormat fmt : {kGray8, kRgb8, kGray16, PixelFormat{SampleType::kU32, 1}}) {
+        ZarrCompression c;
+        c.codec = codec;
+        c.delta = delta;
+        ZarrChunkEncoder cached(fmt, chunk, c);
+        std::vector<uint8_t> got, want;
+        for (int round = 0; round < 2; ++round)
+          for (int v : {0, 255, 7, 0, 1, 2, 3, 4, 5, 6, 8, 9, 255})
+            for (const Rect& r : {Rect(0, 0, chunk, chunk), Rect(32, 32, chunk, chunk), Rect(64, 32, chunk, chunk),
+                                  Rect(32, 64, chunk, chunk)})
+              for (bool odd : {false, true}) {
+                Image tile(fmt, r);
+                for (int64_t y = r.y; y < r.y1(); ++y)
+                  std::memset(tile.row_bytes(y), v, tile.view().row_length_bytes());
+                if (odd) tile.row_bytes(r.y1() - 1)[tile.view().row_length_bytes() - 1] ^= 1;
+                cached.encode(tile.view(), level_w, level_h, got);
+                ZarrChunkEncoder(fmt, chunk, c).encode(tile.view(), level_w, level_h, want);
+                ASSERT_EQ(got, want) << codec_name(codec) << " delta " << delta << " " << fmt.str() << " value " << v
+                                     << " at " << r.x << "," << r.y << " odd " << odd;
+              }
+      }
 }
 
 TEST(ZarrChunk, RefusesCodecsZarrReadersLack) {

@@ -22,6 +22,18 @@ bool uniform_tile(const ImageView& tile, std::vector<uint8_t>& pixel) {
   return true;
 }
 
+const std::vector<uint8_t>* UniformTileBytes::find(int64_t w, int64_t h, const std::vector<uint8_t>& pixel) const {
+  for (const Entry& e : kept_)
+    if (e.w == w && e.h == h && e.pixel == pixel) return &e.bytes;
+  return nullptr;
+}
+
+void UniformTileBytes::keep(int64_t w, int64_t h, const std::vector<uint8_t>& pixel,
+                            const std::vector<uint8_t>& bytes) {
+  if (kept_.size() == kMaxKept) kept_.erase(kept_.begin());
+  kept_.push_back(Entry{w, h, pixel, bytes});
+}
+
 namespace {
 
 class UniformTileCache final : public TileEncoder {
@@ -33,15 +45,12 @@ class UniformTileCache final : public TileEncoder {
       inner_->encode(tile, out);
       return;
     }
-    for (const Entry& e : kept_)
-      if (e.w == tile.rect.w && e.h == tile.rect.h && e.pixel == pixel_) {
-        out = e.bytes;
-        return;
-      }
+    if (const std::vector<uint8_t>* kept = kept_.find(tile.rect.w, tile.rect.h, pixel_)) {
+      out = *kept;
+      return;
+    }
     inner_->encode(tile, out);
-    // A few values recur (0, 255, a clip); the oldest goes first.
-    if (kept_.size() == kMaxKept) kept_.erase(kept_.begin());
-    kept_.push_back(Entry{tile.rect.w, tile.rect.h, pixel_, out});
+    kept_.keep(tile.rect.w, tile.rect.h, pixel_, out);
   }
 
   void encode_coefficients(const int16_t* coefs, std::vector<uint8_t>& out) override {
@@ -49,13 +58,8 @@ class UniformTileCache final : public TileEncoder {
   }
 
  private:
-  static constexpr size_t kMaxKept = 8;
-  struct Entry {
-    int64_t w, h;
-    std::vector<uint8_t> pixel, bytes;
-  };
   std::unique_ptr<TileEncoder> inner_;
-  std::vector<Entry> kept_;
+  UniformTileBytes kept_;
   std::vector<uint8_t> pixel_;
 };
 

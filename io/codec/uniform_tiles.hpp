@@ -18,6 +18,23 @@ namespace tw {
 // that pixel's bytes are in `pixel`.
 bool uniform_tile(const ImageView& tile, std::vector<uint8_t>& pixel);
 
+// The compressed bytes of the last few uniform tiles an encoder made, by
+// size and pixel (a few values recur: 0, 255, a clip; the oldest goes first).
+class UniformTileBytes {
+ public:
+  // The bytes kept for a w x h tile of `pixel`, or nullptr.
+  const std::vector<uint8_t>* find(int64_t w, int64_t h, const std::vector<uint8_t>& pixel) const;
+  void keep(int64_t w, int64_t h, const std::vector<uint8_t>& pixel, const std::vector<uint8_t>& bytes);
+
+ private:
+  static constexpr size_t kMaxKept = 8;
+  struct Entry {
+    int64_t w, h;
+    std::vector<uint8_t> pixel, bytes;
+  };
+  std::vector<Entry> kept_;
+};
+
 // `inner` (a deterministic encoder: the same tile, the same bytes) with the
 // bytes of the last few uniform tiles it encoded kept, by size and pixel.
 std::unique_ptr<TileEncoder> with_uniform_tile_cache(std::unique_ptr<TileEncoder> inner);

@@ -113,9 +113,7 @@ struct ZarrChunkEncoder::Impl {
   std::vector<uint8_t> planes;
   libdeflate_compressor* deflate = nullptr;
   ZSTD_CCtx* zstd = nullptr;
-  // The last few uniform chunks' bytes, by pixel (all chunks are one size).
-  static constexpr size_t kMaxKept = 8;
-  std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> kept;
+  UniformTileBytes kept;  // the last few uniform chunks' bytes
   std::vector<uint8_t> pixel;
 };
 
@@ -147,18 +145,14 @@ void ZarrChunkEncoder::encode(const ImageView& tile, int64_t level_w, int64_t le
   const bool inside = tile.rect.x1() <= level_w && tile.rect.y1() <= level_h;
   const bool uniform = inside && m.comp.codec != Codec::kNone && uniform_tile(tile, m.pixel);
   if (uniform)
-    for (const auto& [pixel, bytes] : m.kept)
-      if (pixel == m.pixel) {
-        out = bytes;
-        return;
-      }
+    if (const std::vector<uint8_t>* kept = m.kept.find(m.chunk, m.chunk, m.pixel)) {
+      out = *kept;
+      return;
+    }
   tile_to_planes(tile, level_w, level_h, m.planes.data());
   if (m.comp.delta) delta_encode(m.planes.data(), m.planes.size(), m.fmt.type);
   compress(out);
-  if (uniform) {
-    if (m.kept.size() == Impl::kMaxKept) m.kept.erase(m.kept.begin());
-    m.kept.emplace_back(m.pixel, out);
-  }
+  if (uniform) m.kept.keep(m.chunk, m.chunk, m.pixel, out);
 }
 
 void ZarrChunkEncoder::compress(std::vector<uint8_t>& out) {

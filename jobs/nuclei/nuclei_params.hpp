@@ -10,11 +10,11 @@
 namespace tw {
 
 struct NucleiParams {
-  double sigma_um = 0.3;          // Gaussian smoothing of the hematoxylin
+  double sigma_um = 0.35;         // Gaussian smoothing of the hematoxylin
   double min_area_um2 = 10;       // smaller objects are dropped (QuPath: 10)
   double max_area_um2 = 400;      // larger ones too (QuPath: 400)
-  double split_um = 0.3;          // h of the distance transform's h-maxima: the markers
-  double dist_sigma_um = 0.5;     // Gaussian smoothing of the distance before the markers
+  double split_um = 0.05;         // h of the distance transform's h-maxima: the markers
+  double dist_sigma_um = 1.0;     // Gaussian smoothing of the distance before the markers
   double background_um = 16;      // radius of the opening (nuclei-tophat.pipeline)
   double hematoxylin_max = 0.15;  // hematoxylin optical density mapped to 255
   int glass_gray = 220;           // gray above this is glass, not tissue

@@ -26,12 +26,12 @@ std::vector<OptionSpec> nuclei_specs() {
   std::vector<OptionSpec> s = {
       {"pipeline", "FILE", "run this pipeline instead of the default (a copy of jobs/nuclei/nuclei.pipeline)"},
       {"mpp", "F", "microns per pixel of the slide's level 0 (default: the slide's own; needed when it has none)"},
-      {"sigma-um", "S", "Gaussian smoothing of the hematoxylin, microns (default 0.3)"},
+      {"sigma-um", "S", "Gaussian smoothing of the hematoxylin, microns (default 0.35)"},
       {"min-area-um2", "A", "smallest nucleus, square microns (default 10)"},
       {"max-area-um2", "A", "largest nucleus, square microns (default 400)"},
       {"split-um", "H",
-       "touching nuclei are split where their distance peaks rise H microns above the saddle (default 0.3)"},
-      {"dist-sigma-um", "S", "Gaussian smoothing of the distance transform before the markers, microns (default 0.5)"},
+       "touching nuclei are split where their distance peaks rise H microns above the saddle (default 0.05)"},
+      {"dist-sigma-um", "S", "Gaussian smoothing of the distance transform before the markers, microns (default 1)"},
       {"background-um", "R",
        "radius of the background's opening, microns, for pipelines with background correction "
        "(jobs/nuclei/nuclei-tophat.pipeline; default 16)"},

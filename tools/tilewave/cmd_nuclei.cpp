@@ -139,14 +139,19 @@ int cmd_nuclei(int argc, char** argv) {
   const bool made = make_outdir(dir);
   c.keeps.push_back({"labels", labels});
   c.check_plan = [&](const PipelinePlan& plan) { check_labels_step(c.pipeline, plan); };
-  c.after_outputs = [&](nlohmann::json& report) {
+  c.after_outputs = [&](nlohmann::json& report, const std::vector<std::shared_ptr<const TileSource>>& kept) {
     FeaturesOptions fo;
     fo.mpp = a.has("mpp") ? mpp : 0;
     nlohmann::json features = nlohmann::json::object();
-    // Both tables from one pass over the labels (its seconds are both's).
+    // Both tables from one pass over the labels (its seconds are both's),
+    // read from the run's store of them (the same pixels as labels.tif,
+    // which would be inflated again), with the slide's resolution.
     ExecContext ctx = context_of(common);
     const std::vector<std::string> paths = {csv, geojson};
-    const FeaturesStats st = write_features(open_source(labels), open_source(slide), paths, fo, ctx);
+    const std::shared_ptr<const TileSource> slide_source = open_source(slide);
+    std::shared_ptr<const TileSource> label_source = kept.at(0);
+    if (!label_source) label_source = open_source(labels);
+    const FeaturesStats st = write_features(label_source, slide_source, paths, fo, ctx);
     for (size_t i = 0; i < paths.size(); ++i) {
       const std::string& path = paths[i];
       std::cout << "wrote " << path << ": " << st.objects << " nuclei, " << st.output_bytes[i] << " bytes, "

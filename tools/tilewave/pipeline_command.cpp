@@ -147,7 +147,11 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   for (size_t k = 0; k < plan.input_names.size(); ++k) split.push_back(split_jpeg_tiles(*run.inputs[k]));
   values["input_gpu_split_jpeg_tiles"] = split;
   if (!kept_files.empty()) values["kept"] = kept_files;
-  if (c.after_outputs) c.after_outputs(values);
+  if (c.after_outputs) {
+    std::vector<std::shared_ptr<const TileSource>> kept_sources;
+    for (const auto& k : keep_slots) kept_sources.push_back(run.slots[static_cast<size_t>(k.first)]);
+    c.after_outputs(values, kept_sources);
+  }
   write_report(common.report, c.command, input_paths.back(), c.output, out, open_s, since(c.start), values);
   return 0;
 }

@@ -5,11 +5,13 @@
 // report. A single-op command is a one-step pipeline run here.
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/tile_source.hpp"
 #include "jobs/pipeline/pipeline.hpp"
 #include "jobs/pipeline/plan.hpp"
 #include "tools/tilewave/args.hpp"
@@ -27,8 +29,12 @@ struct PipelineCommand {
   // plan (the nuclei's labels step must make labels). Throws to refuse.
   std::function<void(const PipelinePlan& plan)> check_plan;
   // Runs after every image is written, before the report: adds its own
-  // figures to the report's values (the nuclei's feature tables).
-  std::function<void(nlohmann::json& report_values)> after_outputs;
+  // figures to the report's values (the nuclei's feature tables). `kept`:
+  // the kept results as the run holds them (in the order of `keeps`), so
+  // that what is measured next is read from memory, not decoded again
+  // from the file just written.
+  std::function<void(nlohmann::json& report_values, const std::vector<std::shared_ptr<const TileSource>>& kept)>
+      after_outputs;
   std::chrono::steady_clock::time_point start;
 };
 

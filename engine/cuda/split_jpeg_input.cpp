@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "engine/byte_counters.hpp"
+#include "engine/byte_lru.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/ops/device_chain.hpp"
@@ -23,7 +26,14 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   }
 
   Image read_associated(const std::string& name) const override { return src_->read_associated(name); }
-  void set_read_cache(size_t bytes) const override { src_->set_read_cache(bytes); }
+  // Half for the input's decoded pixels (its readers on the host), half for
+  // the coefficients the GPU chains stage: two chains reading the input
+  // (nuclei: gray and hematoxylin) and the halos of neighbouring pieces
+  // would otherwise entropy-decode every tile again.
+  void set_read_cache(size_t bytes) const override {
+    src_->set_read_cache(bytes / 2);
+    coefs_.set_capacity(bytes / 2);
+  }
   size_t decode_unit_bytes(int level) const override { return src_->decode_unit_bytes(level); }
   void set_decode_budget(size_t bytes) const override { src_->set_decode_budget(bytes); }
   const RawTiles* raw_tiles() const override { return src_->raw_tiles(); }
@@ -47,14 +57,25 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
       bool fits = true;
       for (int64_t k = 0; k < t.nx * t.ny && fits; ++k) {
         const int64_t tx = t.tx0 + k % t.nx, ty = t.ty0 + k / t.nx;
-        fits = raw.decode_raw_tile_coefficients(0, tx, ty, raw.read_raw_tile(0, tx, ty), layout_,
-                                                coefs + static_cast<size_t>(k) * cpt,
-                                                quant + static_cast<size_t>(k) * qpt);
+        int16_t* c = coefs + static_cast<size_t>(k) * cpt;
+        uint16_t* q = quant + static_cast<size_t>(k) * qpt;
+        const uint64_t key = (static_cast<uint64_t>(ty) << 32) | static_cast<uint64_t>(tx);
+        if (const auto hit = coefs_.get(key)) {
+          std::memcpy(c, hit->data(), cpt * sizeof(int16_t));
+          std::memcpy(q, hit->data() + cpt, qpt * sizeof(uint16_t));
+          continue;
+        }
+        fits = raw.decode_raw_tile_coefficients(0, tx, ty, raw.read_raw_tile(0, tx, ty), layout_, c, q);
+        if (!fits) break;
+        tiles_.fetch_add(1, std::memory_order_relaxed);
+        if (coefs_.enabled()) {
+          auto kept = std::make_shared<std::vector<uint16_t>>(cpt + qpt);
+          std::memcpy(kept->data(), c, cpt * sizeof(int16_t));
+          std::memcpy(kept->data() + cpt, q, qpt * sizeof(uint16_t));
+          coefs_.put(key, std::move(kept), (cpt + qpt) * sizeof(uint16_t));
+        }
       }
-      if (fits) {
-        tiles_.fetch_add(t.nx * t.ny, std::memory_order_relaxed);
-        return;
-      }
+      if (fits) return;
       off_.store(true, std::memory_order_relaxed);
     }
     host = src_->read(0, r);
@@ -120,7 +141,10 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   JpegCoefLayout layout_;
   int device_;
   mutable std::atomic<bool> off_{false};
-  mutable std::atomic<int64_t> tiles_{0};
+  mutable std::atomic<int64_t> tiles_{0};  // entropy-decoded (not taken from coefs_)
+  // Recently staged tiles' coefficients then quantisation tables, by
+  // (ty, tx); bounded by set_read_cache.
+  mutable ByteLru<std::vector<uint16_t>> coefs_;
 
  public:
   int64_t tiles() const { return tiles_.load(); }

@@ -10,10 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <list>
 #include <mutex>
-#include <unordered_map>
 
+#include "engine/byte_lru.hpp"
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
 #include "io/codec/jpeg_codec.hpp"
@@ -37,46 +36,6 @@ JpegDecoder& thread_jpeg_decoder() {
 constexpr size_t kSmallUnitBytes = size_t{4} << 20;
 constexpr size_t kDefaultDecodeBudget = size_t{1} << 30;
 
-// A small LRU of decoded chunks, keyed by (level, chunk index).
-class ChunkCache {
- public:
-  using Buf = std::shared_ptr<const Image>;
-  void set_capacity(size_t n) {
-    std::lock_guard<std::mutex> l(mu_);
-    cap_ = n;
-    evict();
-  }
-  bool enabled() const { return cap_ > 0; }
-  Buf get(uint64_t key) {
-    std::lock_guard<std::mutex> l(mu_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second;
-  }
-  void put(uint64_t key, Buf b) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (!cap_ || b->size_bytes() > cap_ || map_.count(key)) return;
-    size_ += b->size_bytes();
-    lru_.emplace_front(key, std::move(b));
-    map_[key] = lru_.begin();
-    evict();
-  }
-
- private:
-  void evict() {
-    while (size_ > cap_ && !lru_.empty()) {
-      size_ -= lru_.back().second->size_bytes();
-      map_.erase(lru_.back().first);
-      lru_.pop_back();
-    }
-  }
-  std::mutex mu_;
-  size_t cap_ = 0, size_ = 0;
-  std::list<std::pair<uint64_t, Buf>> lru_;
-  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, Buf>>::iterator> map_;
-};
-
 }  // namespace
 
 struct TiffSource::Impl {
@@ -95,7 +54,7 @@ struct TiffSource::Impl {
   std::mutex pool_mu;
   std::vector<std::pair<TIFF*, int>> pool;  // handle, dir_key it is set to (-1 none)
   std::mutex scan_mu;                       // row-by-row reads of big strips share one handle
-  ChunkCache cache;
+  ByteLru<Image> cache;                     // decoded chunks, keyed by (level, chunk index)
   mutable ByteBudget decode_budget{kDefaultDecodeBudget};
 
   // Room for a decode of `bytes` (nothing to wait for when small); refuses
@@ -289,7 +248,8 @@ struct TiffSource::Impl {
       auto img = std::make_shared<Image>(dst.fmt, chunk);
       decode_chunk(level, cx, cy, img->view());
       copy_overlap(img->view(), dst);
-      cache.put(key, std::move(img));
+      const size_t bytes = img->size_bytes();
+      cache.put(key, std::move(img), bytes);
       return;
     }
     decode_chunk(level, cx, cy, dst);

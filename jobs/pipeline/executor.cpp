@@ -193,10 +193,12 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
       if (std::count(ps.reads.begin(), ps.reads.end(), static_cast<int>(k)) &&
           ps.step->op->category != OpCategory::kReduction)
         halo_reads = true;
+    // Through the input as the steps read it: a split JPEG input (CUDA)
+    // keeps part of the cache for the coefficients its GPU chains stage.
     if (halo_reads)
-      reserve_input_reads(*inputs[k], ctx);
+      reserve_input_reads(*run.inputs[k], ctx);
     else
-      ctx.take_memory(reserve_decode_memory(*inputs[k], ctx.memory, ctx.thread_count()));
+      ctx.take_memory(reserve_decode_memory(*run.inputs[k], ctx.memory, ctx.thread_count()));
   }
   const int n = static_cast<int>(plan.steps.size());
   const std::vector<int> live = last_use(plan, keep_slots);

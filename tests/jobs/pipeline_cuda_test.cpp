@@ -335,5 +335,36 @@ TEST(PipelineCudaResidency, JpegInputDecodedTheSplitWay) {
   EXPECT_GE(j["input_gpu_split_jpeg_tiles"][0].get<int64_t>(), 8 * 6) << j.dump();
 }
 
+// Two GPU chains reading one JPEG input (as the nuclei's gray and
+// hematoxylin do) stage the same tiles' coefficients: the input keeps them
+// (set_read_cache), so each tile is entropy-decoded once where the cache
+// holds the image — and the result is the CPU's. Out of core (a cache of
+// less than the image) it stays the CPU's.
+TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  const Image img = test::pattern_image(kRgb8, 1000, 613, 5);
+  test::TiffSpec spec;
+  spec.tile_w = spec.tile_h = 128;
+  spec.compression = COMPRESSION_JPEG;
+  spec.jpeg_quality = 90;
+  spec.jpeg_ycbcr = true;
+  const std::string path = tmp.file("in.tif");
+  test::write_tiff(path, img.view(), spec);
+  const SourcePtr input = open_source(path);
+  const std::vector<std::string> steps = {"a: filter gray input", "b: filter gray input", "c: filter invert b",
+                                          "d: filter gaussian a --sigma 2", "math min d c"};
+  const Image cpu = run_steps(steps, input, Backend{}, 256).image;
+  const int64_t tiles = 8 * 5;
+  for (int64_t tile : {64, 256}) {
+    const StepsRun gpu = run_steps(steps, open_source(path), Backend::cuda(0), tile);
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.view()), "") << "tile " << tile;
+    EXPECT_EQ(gpu.split_tiles, tiles) << "tile " << tile << ": every tile entropy-decoded once";
+  }
+  const StepsRun small = run_steps(steps, open_source(path), Backend::cuda(0), 64, 8u << 20);
+  EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.view()), "") << "out of core";
+  EXPECT_GE(small.split_tiles, tiles);
+}
+
 }  // namespace
 }  // namespace tw

@@ -83,11 +83,13 @@ std::optional<ReconstructResult> reconstruct_grey_whole(const TileSource& marker
     a.mask_minus = given ? 0 : job.marker_mask_minus;
     a.mask_border = !given && job.marker_is_mask_border;
     a.clip = job.clip;
+    a.dome = job.dome;
     if (!reconstruct_grey_on_device(dev, a, &res.gpu)) return std::nullopt;  // out of order: the tiles report it
   } catch (const CudaError&) {
     return std::nullopt;  // the device is fuller than its budget says: the tile path
   }
   res.whole_image = true;
+  res.dome = job.dome;
   res.on_gpu = true;
   res.wavefront.tiles = 1;
   res.wavefront.tile_visits = 1;

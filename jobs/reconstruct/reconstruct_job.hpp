@@ -52,6 +52,10 @@ struct ReconstructJob {
   // The run's ExecContext::result_to_device: a result solved whole on the
   // device may stay there for the GPU steps that read it.
   bool result_on_device = false;
+  // h-dome's: where the image is solved whole on the device, give the dome
+  // (the mask minus its reconstruction, saturating) computed there rather
+  // than the reconstruction (ReconstructResult::dome says it did).
+  bool dome = false;
 };
 
 // The GPU is filled only by large tiles: a 4096^2 tile is 16384 megapixels,
@@ -70,6 +74,7 @@ struct ReconstructResult {
   bool gpu_device_input = false;  // the input was a GPU chain's, packed on the device
   bool whole_image = false;       // solved whole (in memory or on the device): no tiles
   bool on_gpu = false;            // ran on the GPU
+  bool dome = false;              // `image` is the dome (ReconstructJob::dome), not the reconstruction
 };
 
 // The job's budgets, tile, scratch place and backend from a run's context.

@@ -196,10 +196,16 @@ void register_hdome(OpRegistry& r) {
     ReconstructJob job = reconstruct_job(ctx, params_of(p, ReconstructMethod::kDilation));
     job.marker_from_mask = marker_from_rows(sub);
     job.marker_mask_minus = h;
-    job.result_on_device = false;  // the dome below reads the reconstruction on the host
+    // Solved whole on the device, the dome is made there too: it stays on
+    // the device for the GPU steps that read it (ctx.result_to_device), and
+    // neither the reconstruction nor the input comes down to be subtracted.
+    job.dome = true;
+    job.result_on_device = ctx.result_to_device;
     const ReconstructResult res = reconstruct(*in[0], job);
+    const std::string what = "Tilewave h-dome, h=" + std::to_string(h);
+    if (res.dome) return wavefront_result(res.image, res, ctx, what);
     auto dome = std::make_shared<OwningMapSource>(std::vector<SourceP>{in[0], res.image}, fmt, sub, "h-dome");
-    return wavefront_result(dome, res, ctx, "Tilewave h-dome, h=" + std::to_string(h));
+    return wavefront_result(dome, res, ctx, what);
   };
   r.add(std::move(op));
 }

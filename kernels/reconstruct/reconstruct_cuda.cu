@@ -377,12 +377,22 @@ __global__ void load_grey_whole(GreyLoad a, uint32_t* j, uint32_t* i, int64_t wp
   }
 }
 
+// The result in the image's type; with `dome_of` (the mask), the mask minus
+// it, saturating at 0 (h-dome).
 template <class T>
-__global__ void narrow_whole(const uint32_t* j, int64_t wp, uint8_t* out, size_t pitch, int64_t w, int64_t h) {
+__global__ void narrow_whole(const uint32_t* j, int64_t wp, const uint8_t* dome_of, uint8_t* out, size_t pitch,
+                             int64_t w, int64_t h) {
   const int64_t x = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (x >= w) return;
-  for (int64_t y = blockIdx.y; y < h; y += gridDim.y)
-    reinterpret_cast<T*>(out + y * pitch)[x] = static_cast<T>(j[(y + 1) * wp + x + 1]);
+  for (int64_t y = blockIdx.y; y < h; y += gridDim.y) {
+    const uint32_t r = j[(y + 1) * wp + x + 1];
+    if (dome_of) {
+      const uint32_t m = reinterpret_cast<const T*>(dome_of + y * pitch)[x];
+      reinterpret_cast<T*>(out + y * pitch)[x] = static_cast<T>(m > r ? m - r : 0);
+    } else {
+      reinterpret_cast<T*>(out + y * pitch)[x] = static_cast<T>(r);
+    }
+  }
 }
 
 int64_t whole_pitch(int64_t w) {
@@ -490,10 +500,11 @@ bool reconstruct_grey_on_device(int device, const GreyWholeImage& a, GpuWavefron
   else
     run_whole<false, false>(g, ws, device, s, n);
   t2.record(s);
+  const uint8_t* dome_of = a.dome ? a.mask : nullptr;
   if (u16)
-    narrow_whole<uint16_t><<<grid, 256, 0, s>>>(j.get(), wp, a.out, a.pitch, a.width, a.height);
+    narrow_whole<uint16_t><<<grid, 256, 0, s>>>(j.get(), wp, dome_of, a.out, a.pitch, a.width, a.height);
   else
-    narrow_whole<uint8_t><<<grid, 256, 0, s>>>(j.get(), wp, a.out, a.pitch, a.width, a.height);
+    narrow_whole<uint8_t><<<grid, 256, 0, s>>>(j.get(), wp, dome_of, a.out, a.pitch, a.width, a.height);
   TW_CUDA_CHECK_LAUNCH();
   unsigned long long visits = 0;
   TW_CUDA_CHECK(

@@ -66,6 +66,7 @@ struct GreyWholeImage {
   bool mask_border = false;         // marker = mask on the border, the maximum inside
   bool clip = false;                // clip a given marker to the mask instead of declining
   uint8_t* out = nullptr;           // the result (may be the marker's memory)
+  bool dome = false;                // out = max(mask - reconstruction, 0): h-dome's, made where it lies
 };
 
 // Device memory it takes beside the images: two 32-bit words a pixel.

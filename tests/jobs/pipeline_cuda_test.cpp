@@ -251,9 +251,21 @@ TEST(PipelineCudaResidency, GreyWavefrontOnDeviceResidentImages) {
     // bytes a pixel); the tile wavefront sent 2 bytes a pixel more per visit.
     EXPECT_LT(dome["bytes_uploaded"].get<uint64_t>(), static_cast<uint64_t>(3.1 * static_cast<double>(w * h)))
         << dome.dump();
+    // The dome (input minus reconstruction) is made on the device and stays
+    // there: the threshold after it reads it there, sending nothing up.
+    EXPECT_EQ(gpu.report[3]["bytes_uploaded"].get<uint64_t>(), 0u) << gpu.report[3].dump();
   }
   const auto small = run(Backend::cuda(0), 64, static_cast<size_t>(w * h * 3) / 9);
   EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.image.view()), "") << "out of core";
+  // The dome as the output (the writer reads it on the host): made on the
+  // device, brought down once, the CPU's.
+  const std::vector<std::string> last = {"filter gray", "filter gaussian --sigma 2", "hdome --h 20"};
+  const auto cpu_dome = run_steps(last, input, Backend{}, 256);
+  for (int64_t tile : {64, 256}) {
+    const auto gpu = run_steps(last, input, Backend::cuda(0), tile);
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu_dome.image.view()), "") << "tile " << tile;
+    EXPECT_TRUE(gpu.report[2]["values"]["gpu_whole_image"].get<bool>()) << gpu.report[2].dump();
+  }
 }
 
 // A slide of JPEG tiles read by GPU steps: the CPU only entropy-decodes the

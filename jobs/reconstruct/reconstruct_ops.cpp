@@ -197,10 +197,10 @@ void register_hdome(OpRegistry& r) {
     job.marker_from_mask = marker_from_rows(sub);
     job.marker_mask_minus = h;
     // Solved whole on the device, the dome is made there too: it stays on
-    // the device for the GPU steps that read it (ctx.result_to_device), and
-    // neither the reconstruction nor the input comes down to be subtracted.
+    // the device for the GPU steps that read it (ctx.result_to_device, which
+    // reconstruct_job took), and neither the reconstruction nor the input
+    // comes down to be subtracted.
     job.dome = true;
-    job.result_on_device = ctx.result_to_device;
     const ReconstructResult res = reconstruct(*in[0], job);
     const std::string what = "Tilewave h-dome, h=" + std::to_string(h);
     if (res.dome) return wavefront_result(res.image, res, ctx, what);

@@ -382,9 +382,14 @@ class RankedEngine {
 
   void process(int64_t t, const Sink& sink) {
     ++visits_;
-    borders_.step(j_, i_, t, halo_buf_.local(), [&](const ImageView& hv, const Rect& core) {
-      changed_[static_cast<size_t>(t)] = 1;
-      publish(t, hv, core, &sink);
+    // Isolated (as wavefront.cpp's step): a rule's own parallel loops must
+    // not take up another tile's visit on this thread, which would reuse
+    // its halo buffer (and re-enter a GPU rule's lock).
+    tbb::this_task_arena::isolate([&] {
+      borders_.step(j_, i_, t, halo_buf_.local(), [&](const ImageView& hv, const Rect& core) {
+        changed_[static_cast<size_t>(t)] = 1;
+        publish(t, hv, core, &sink);
+      });
     });
   }
 

@@ -216,9 +216,11 @@ class Labeler {
       thread_local std::vector<uint8_t> flag;
       thread_local std::vector<Piece> recs;
       thread_local label::TileScratch scratch;
-      fg.resize(static_cast<size_t>(r.area()));
       {
+        // Sized after the read: a read's parallel loops may run another
+        // tile's pass on this thread meanwhile, resizing fg (thread-local).
         const Image in = mask_.read(0, r);
+        fg.resize(static_cast<size_t>(r.area()));
         for (int64_t y = 0; y < r.h; ++y)
           label::foreground_row(in.row_bytes(r.y + y), type, r.w, fg.data() + static_cast<size_t>(y * r.w));
       }

@@ -3,6 +3,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <atomic>
@@ -136,8 +137,13 @@ class Engine {
   std::vector<TileState>& tiles() { return tiles_; }
 
   void load_all(WsTilesStats& st) {
+    // Isolated: the inputs' reads run parallel loops of their own (op
+    // sources), and a thread waiting in one must not take up another
+    // tile's load meanwhile: both would use this thread's Work, the inner
+    // one reallocating the buffers the outer is filling (a heap corruption
+    // seen on 16 cores).
     tbb::parallel_for(int64_t{0}, grid_.count(), [&](int64_t t) {
-      if (!failed_) load(t);
+      if (!failed_) tbb::this_task_arena::isolate([&] { load(t); });
     });
     if (failed_) throw InputError(error_);
     st.seed_pixels = seeds_.load();

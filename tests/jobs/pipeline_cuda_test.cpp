@@ -378,5 +378,25 @@ TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
   EXPECT_GE(small.split_tiles, tiles);
 }
 
+// The watershed of an image and markers that GPU chains compute, without a
+// mask: its labels are the CPU's at every tile size, and out of core. (On
+// 16 cores this once failed at random, the CPU's reference wrong: the
+// watershed's tile loads shared buffers with loads taken up while a read
+// waited; Watershed.InputsWhoseReadsRunParallelLoops pins that down.)
+TEST(PipelineCudaResidency, WatershedOfAGpuChain) {
+  TW_REQUIRE_GPU();
+  const auto input = test::slide(777, 555, 4);
+  const std::vector<std::string> steps = {"g: filter gray input", "s: filter gaussian g --sigma 3",
+                                          "m: filter threshold s --value 150", "b: filter invert s", "watershed b m"};
+  const Image cpu = run_steps(steps, input, Backend{}, 256).image;
+  for (int64_t tile : {64, 67, 256}) {
+    const StepsRun gpu = run_steps(steps, input, Backend::cuda(0), tile);
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.view()), "") << "tile " << tile;
+    EXPECT_GT(gpu.report[3]["bytes_uploaded"].get<uint64_t>(), 0u) << "the image's step ran on the GPU";
+  }
+  const StepsRun small = run_steps(steps, input, Backend::cuda(0), 64, 2u << 20);
+  EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.view()), "") << "out of core";
+}
+
 }  // namespace
 }  // namespace tw

@@ -11,9 +11,12 @@
 #include <fstream>
 #include <map>
 
+#include "io/open_source.hpp"
+#include "jobs/nuclei/nuclei_params.hpp"
 #include "jobs/pipeline/executor.hpp"
 #include "jobs/pipeline/plan.hpp"
 #include "tests/jobs/pipeline_chains.hpp"
+#include "tests/support/nested_reads.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -492,6 +495,25 @@ TEST_P(PipelineChains, EqualOutOfCore) {
   }
 }
 
+// Inputs whose reads run parallel loops, on 16 threads
+// (tests/support/nested_reads.hpp): a step must not lend what a tile's work
+// holds to other work its thread takes up while it waits.
+TEST_P(PipelineChains, EqualOnSixteenThreadsWithNestedReads) {
+  const test::Chain& c = GetParam();
+  const auto input = test::slide(301, 257, 5);
+  const test::Reference ref = test::run_separately(c, input);
+  const auto nested = test::nested_loop_reads(input);
+  for (int64_t tile : {64, 67}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    ExecContext ctx;
+    ctx.tile = tile;
+    test::on_sixteen_threads([&] {
+      const test::ChainRun r = test::run_chain(c, nested, ctx);
+      EXPECT_EQ(test::results_diff(c, r.run, ref, tile), "");
+    });
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Chains, PipelineChains, ::testing::ValuesIn(test::pipeline_chains()),
                          [](const auto& info) { return info.param.name; });
 
@@ -540,6 +562,48 @@ TEST(PipelineReport, PerStepFigures) {
   EXPECT_EQ(rep[2]["values"]["otsu_threshold"], r.run.results[2].values["otsu_threshold"]);
   EXPECT_TRUE(rep[3]["values"].contains("mean"));
   EXPECT_TRUE(rep[2]["stored_input"].get<bool>());
+}
+
+}  // namespace
+}  // namespace tw
+
+namespace tw {
+namespace {
+
+// The default nuclei pipeline's steps (labelling, object filters, EDT,
+// h-dome, watershed) the same on 16 threads over inputs whose reads run
+// parallel loops, in core and out of core, as on the default threads.
+TEST(PipelineThreads, NucleiStepsWithNestedReads) {
+  if (!test::python_has("skimage") || !test::python_has("tifffile")) GTEST_SKIP() << "no python stack";
+  const test::TempDir tmp;
+  const auto made =
+      test::run_python(test::source_dir() + "/tools/nuclei/synth_he.py",
+                       {tmp.file("he.tif"), tmp.file("gt.tif"), "--size", "900x700", "--mpp", "0.5", "--seed", "31"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::vector<std::string> steps = nuclei_steps(default_nuclei_pipeline(), nuclei_variables(NucleiParams{}, 0.5));
+  ASSERT_EQ(steps.back().rfind("overlay", 0), 0u) << steps.back();
+  steps.pop_back();  // the labels are the result compared
+  const SourcePtr input = open_source(tmp.file("he.tif"));
+  auto run = [&](const SourcePtr& in, int64_t tile, size_t memory) {
+    const Pipeline p = parse_pipeline(steps);
+    const PipelinePlan plan = plan_pipeline(p, {{"input", {in->info().fmt, "input"}}});
+    ExecContext ctx;
+    ctx.tile = tile;
+    if (memory) ctx.memory = memory;
+    const PipelineRun r = run_pipeline(p, plan, {in}, ctx, false, {});
+    return test::read_tiled(*r.output(), 256);
+  };
+  const Image want = run(input, 256, 0);
+  uint32_t most = 0;
+  for (int64_t y = 0; y < want.rect().h; ++y)
+    for (int64_t x = 0; x < want.rect().w; ++x) most = std::max(most, *want.ptr<uint32_t>(x, y));
+  ASSERT_GT(most, 50u) << "nuclei found";
+  const auto nested = test::nested_loop_reads(input);
+  for (auto [tile, memory] : {std::pair<int64_t, size_t>{64, 0}, {67, size_t{1} << 20}}) {
+    Image got;
+    test::on_sixteen_threads([&] { got = run(nested, tile, memory); });
+    EXPECT_EQ(test::bytes_diff(got.view(), want.view()), "") << "tile " << tile << " memory " << memory;
+  }
 }
 
 }  // namespace

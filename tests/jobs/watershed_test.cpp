@@ -19,6 +19,7 @@
 
 #include "jobs/watershed/watershed_job.hpp"
 #include "tests/kernels/registered_op.hpp"
+#include "tests/support/nested_reads.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -205,6 +206,26 @@ TEST(Watershed, SparseMaskEmptyTilesAndSpills) {
       }
     }
   std::printf("[ info     ] %d sparse-mask cases equal to the whole-image Dijkstra\n", cases);
+}
+
+// Inputs whose reads run parallel loops (tests/support/nested_reads.hpp):
+// each tile's load used this thread's buffers across its reads, and a load
+// taken up meanwhile reallocated or overwrote them (a heap corruption on 16
+// cores, 2026-11-29; wrong labels here before the fix).
+TEST(Watershed, InputsWhoseReadsRunParallelLoops) {
+  const RandomCase c = random_case(SampleType::kU8, 120, 70, 5);
+  const Image want = reference(c.f, c.markers, &c.mask, 8);
+  const auto fs = test::nested_loop_reads(test::named_source(c.f, "image"));
+  const auto ms = test::nested_loop_reads(test::named_source(c.markers, "markers"));
+  const auto ks = test::nested_loop_reads(test::named_source(c.mask, "mask"));
+  for (int round = 0; round < 4; ++round) {
+    WatershedJob job;
+    job.connectivity = 8;
+    job.tile = 16;
+    Image got;
+    test::on_sixteen_threads([&] { got = watershed(*fs, *ms, ks.get(), job).labels->read(0, c.f.rect()); });
+    ASSERT_EQ(test::diff_images(got.view(), want.view()), "") << "round " << round;
+  }
 }
 
 // Nothing to flood: an empty mask stores nothing at all; a full mask without

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -92,15 +93,33 @@ std::vector<std::string> TempDir::list() const {
   return out;
 }
 
-RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+namespace {
+
+// tests/support/rss_probe.cpp (TW_RSS_PROBE in the environment overrides
+// the build's, for a copy of the tests run elsewhere).
+std::string rss_probe_path() {
+  const char* env = std::getenv("TW_RSS_PROBE");
+  return env && *env ? env : TW_RSS_PROBE;
+}
+
+}  // namespace
+
+RunResult run(const std::vector<std::string>& argv_in, const RunOptions& opt) {
+  // Through the probe, so that the peak RSS is the program's own; not when
+  // the test sends a signal (a kill -9 must reach the program itself).
+  const bool probe = opt.terminate_after <= 0;
+  int out_pipe[2], err_pipe[2], rss_pipe[2] = {-1, -1};
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0 || (probe && pipe(rss_pipe) != 0))
+    throw std::runtime_error("pipe failed");
+  std::vector<std::string> argv = argv_in;
+  if (probe) argv.insert(argv.begin(), {rss_probe_path(), std::to_string(rss_pipe[1])});
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
     close(out_pipe[0]), close(err_pipe[0]), close(out_pipe[1]), close(err_pipe[1]);
+    if (probe) close(rss_pipe[0]);
     for (const auto& [k, v] : opt.env) setenv(k.c_str(), v.c_str(), 1);
     if (!opt.cwd.empty() && chdir(opt.cwd.c_str()) != 0) _exit(126);
     std::vector<char*> args;
@@ -111,6 +130,7 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
     _exit(127);
   }
   close(out_pipe[1]), close(err_pipe[1]);
+  if (probe) close(rss_pipe[1]);
   RunResult r;
   // Drain stderr on a second descriptor without threads: read stdout to
   // EOF first is unsafe if stderr fills; make both non-blocking and poll.
@@ -154,6 +174,21 @@ RunResult run(const std::vector<std::string>& argv, const RunOptions& opt) {
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.peak_rss_bytes = static_cast<size_t>(ru.ru_maxrss) * 1024;
+  if (probe) {
+    std::string figure;
+    ssize_t n;
+    while ((n = ::read(rss_pipe[0], buf, sizeof buf)) > 0) figure.append(buf, static_cast<size_t>(n));
+    close(rss_pipe[0]);
+    char* end = nullptr;
+    const long kib = std::strtol(figure.c_str(), &end, 10);
+    if (figure.empty() || end == figure.c_str() || kib < 0) {
+      // No figure: a budget check must fail, not pass on a wrong number.
+      r.peak_rss_bytes = std::numeric_limits<size_t>::max();
+      r.err += "\n(test support: " + rss_probe_path() + " gave no peak RSS)";
+    } else {
+      r.peak_rss_bytes = static_cast<size_t>(kib) * 1024;
+    }
+  }
   return r;
 }
 

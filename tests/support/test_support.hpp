@@ -30,7 +30,10 @@ class TempDir {
 struct RunResult {
   int exit_code = -1;
   std::string out, err;
-  size_t peak_rss_bytes = 0;  // of the child, from wait4's rusage
+  // The program's own peak (through tests/support/rss_probe.cpp: a child
+  // forked from the test would report the test's RSS too); with
+  // terminate_after, wait4's figure for the child, which includes it.
+  size_t peak_rss_bytes = 0;
   double seconds = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <vector>
 
 #include "tests/support/raw_tiff.hpp"
 #include "tests/support/test_support.hpp"
@@ -310,6 +311,22 @@ TEST_F(Hardening, NothingOutlivesAKill) {
   const auto names = tmp_.list();
   EXPECT_EQ(names.size(), 2u) << "stale temporaries were not removed (" << left << " files after the kills)";
   EXPECT_EQ(access(out.c_str(), F_OK), -1) << "a killed run left its output";
+}
+
+// The peak RSS the tests check is the program's own: a test holding 256 MiB
+// that runs a small command reads the command's few MiB, not its own 256
+// (Linux carries the forking process's high-water mark across exec; the
+// tests run the CLI through tests/support/rss_probe.cpp).
+TEST(MemoryContract, PeakRssIsTheProgramsOwn) {
+  if (test::kSanitizerBuild) GTEST_SKIP() << "a sanitizer's shadow memory is most of the probe's RSS";
+  std::vector<uint8_t> held(size_t{256} << 20);
+  for (size_t i = 0; i < held.size(); i += 4096) held[i] = static_cast<uint8_t>(i >> 12);
+  test::TempDir tmp;
+  const auto r = test::run_cli({"pyramid", "synthetic:64x64", tmp.file("o.tif"), "--device", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.peak_rss_bytes, size_t{128} << 20) << "peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB";
+  EXPECT_GT(r.peak_rss_bytes, size_t{1} << 20);
+  EXPECT_NE(held[4096], 0);  // (kept, and touched, until here)
 }
 
 // --memory bounds every command on an input 8x the budget (the contract in

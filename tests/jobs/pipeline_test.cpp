@@ -599,7 +599,9 @@ TEST(PipelineThreads, NucleiStepsWithNestedReads) {
     for (int64_t x = 0; x < want.rect().w; ++x) most = std::max(most, *want.ptr<uint32_t>(x, y));
   ASSERT_GT(most, 50u) << "nuclei found";
   const auto nested = test::nested_loop_reads(input);
-  for (auto [tile, memory] : {std::pair<int64_t, size_t>{64, 0}, {67, size_t{1} << 20}}) {
+  for (const auto& tm : {std::pair<int64_t, size_t>{64, 0}, {67, size_t{1} << 20}}) {
+    const int64_t tile = tm.first;
+    const size_t memory = tm.second;  // (a structured binding: clang 14 cannot capture it)
     Image got;
     test::on_sixteen_threads([&] { got = run(nested, tile, memory); });
     EXPECT_EQ(test::bytes_diff(got.view(), want.view()), "") << "tile " << tile << " memory " << memory;

@@ -91,17 +91,22 @@ struct Work {
   std::vector<WsCost> ring, edges;
 };
 
+std::string nan_in(const float* s, int64_t x0, int64_t y, int64_t n, const std::string& name) {
+  for (int64_t x = 0; x < n; ++x)
+    if (std::isnan(s[x]))
+      return "the image " + name + " has NaN at (" + std::to_string(x0 + x) + ", " + std::to_string(y) +
+             "); watershed needs ordered altitudes (replace NaN first, e.g. filter convert)";
+  return "";
+}
+
 template <class T>
 std::string keys_of(const uint8_t* row, WsInput* in, int64_t x0, int64_t y, int64_t n, const std::string& name) {
   const T* s = reinterpret_cast<const T*>(row);
-  for (int64_t x = 0; x < n; ++x) {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(s[x]))
-        return "the image " + name + " has NaN at (" + std::to_string(x0 + x) + ", " + std::to_string(y) +
-               "); watershed needs ordered altitudes (replace NaN first, e.g. filter convert)";
-    }
-    in[x].key = ws_key(s[x]);
+  if constexpr (std::is_floating_point_v<T>) {
+    const std::string e = nan_in(s, x0, y, n, name);
+    if (!e.empty()) return e;
   }
+  for (int64_t x = 0; x < n; ++x) in[x].key = ws_key(s[x]);
   return "";
 }
 
@@ -137,13 +142,8 @@ class Engine {
   std::vector<TileState>& tiles() { return tiles_; }
 
   void load_all(WsTilesStats& st) {
-    // Isolated: the inputs' reads run parallel loops of their own (op
-    // sources), and a thread waiting in one must not take up another
-    // tile's load meanwhile: both would use this thread's Work, the inner
-    // one reallocating the buffers the outer is filling (a heap corruption
-    // seen on 16 cores).
     tbb::parallel_for(int64_t{0}, grid_.count(), [&](int64_t t) {
-      if (!failed_) tbb::this_task_arena::isolate([&] { load(t); });
+      if (!failed_) load(t);
     });
     if (failed_) throw InputError(error_);
     st.seed_pixels = seeds_.load();
@@ -199,41 +199,55 @@ class Engine {
     const int64_t tx = t % grid_.cols(), ty = t / grid_.cols();
     const Rect core = grid_.tile_rect(tx, ty);
     const Shape sh{core.w, core.h};
+    // The inputs are read first, the thread's Work taken after: a read's
+    // own parallel loops may run another tile's load on this thread while
+    // it waits, which takes (and reshapes) the same Work.
+    const Image img = image_.read(0, core);
+    Image ms;
+    if (mask_) ms = mask_->read(0, core);
+    int64_t n_inside = core.w * core.h;
+    if (mask_) {
+      n_inside = 0;
+      with_sample_type(ms.fmt().type, [&](auto s) {
+        using T = decltype(s);
+        for (int64_t y = core.y; y < core.y1(); ++y) {
+          const T* m = ms.row<T>(y);
+          for (int64_t x = 0; x < core.w; ++x) n_inside += m[x] != T(0);
+        }
+      });
+    }
+    TileState& st = tile(t);
+    const std::string& name = image_.info().path;
+    if (n_inside == 0) {  // never stored, never visited: reads as 0
+      // NaN is refused wherever it is, as in a tile that is loaded.
+      if (img.fmt().type == SampleType::kF32)
+        for (int64_t y = core.y; y < core.y1(); ++y) {
+          const std::string e = nan_in(img.row<float>(y), core.x, y, core.w, name);
+          if (!e.empty()) return fail(e);
+        }
+      return;
+    }
+    const Image mk = markers_.read(0, core);
     Work& wk = work_.local();
     ensure(wk.ib, kWsFormat, core);
     const ImageView ib = wk.ib.view();
-    int64_t n_inside = 0, n_seeds = 0;
-    {
-      const Image img = image_.read(0, core);
-      Image ms;
-      if (mask_) ms = mask_->read(0, core);
-      const std::string& name = image_.info().path;
-      for (int64_t y = core.y; y < core.y1(); ++y) {
-        WsInput* in = ib.row<WsInput>(y);
-        const std::string e =
-            img.fmt().type == SampleType::kU8    ? keys_of<uint8_t>(img.row_bytes(y), in, core.x, y, core.w, name)
-            : img.fmt().type == SampleType::kU16 ? keys_of<uint16_t>(img.row_bytes(y), in, core.x, y, core.w, name)
-                                                 : keys_of<float>(img.row_bytes(y), in, core.x, y, core.w, name);
-        if (!e.empty()) return fail(e);
-        if (mask_)
-          with_sample_type(ms.fmt().type, [&](auto s) { inside_of<decltype(s)>(ms.row_bytes(y), in, core.w); });
-        else
-          for (int64_t x = 0; x < core.w; ++x) in[x].inside = 1;
-        for (int64_t x = 0; x < core.w; ++x) n_inside += in[x].inside;
-      }
-    }
-    TileState& st = tile(t);
-    if (n_inside == 0) return;  // never stored, never visited: reads as 0
-    {
-      const Image mk = markers_.read(0, core);
-      for (int64_t y = core.y; y < core.y1(); ++y) {
-        WsInput* in = ib.row<WsInput>(y);
-        const uint32_t* m = mk.row<uint32_t>(y);
-        for (int64_t x = 0; x < core.w; ++x) {
-          // A marker outside the mask is dropped (as scikit-image does).
-          in[x].seed = in[x].inside ? m[x] : 0;
-          n_seeds += in[x].seed != 0;
-        }
+    int64_t n_seeds = 0;
+    for (int64_t y = core.y; y < core.y1(); ++y) {
+      WsInput* in = ib.row<WsInput>(y);
+      const std::string e =
+          img.fmt().type == SampleType::kU8    ? keys_of<uint8_t>(img.row_bytes(y), in, core.x, y, core.w, name)
+          : img.fmt().type == SampleType::kU16 ? keys_of<uint16_t>(img.row_bytes(y), in, core.x, y, core.w, name)
+                                               : keys_of<float>(img.row_bytes(y), in, core.x, y, core.w, name);
+      if (!e.empty()) return fail(e);
+      if (mask_)
+        with_sample_type(ms.fmt().type, [&](auto s) { inside_of<decltype(s)>(ms.row_bytes(y), in, core.w); });
+      else
+        for (int64_t x = 0; x < core.w; ++x) in[x].inside = 1;
+      const uint32_t* m = mk.row<uint32_t>(y);
+      for (int64_t x = 0; x < core.w; ++x) {
+        // A marker outside the mask is dropped (as scikit-image does).
+        in[x].seed = in[x].inside ? m[x] : 0;
+        n_seeds += in[x].seed != 0;
       }
     }
     st.live = true;

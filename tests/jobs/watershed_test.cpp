@@ -200,7 +200,9 @@ TEST(Watershed, SparseMaskEmptyTilesAndSpills) {
               << "seed " << seed << " " << sample_name(t) << " conn " << conn << " tile " << tile << " memory "
               << memory;
           EXPECT_LT(r.tiles.live_tiles, r.tiles.tiles);
-          if (memory < 1 << 20) EXPECT_GT(r.store.spills, 0u);
+          if (memory < 1 << 20) {
+            EXPECT_GT(r.store.spills, 0u);
+          }
           ++cases;
         }
       }
@@ -546,6 +548,8 @@ TEST(WatershedBadInput, OneLineNothingLeft) {
       {{"watershed", tmp.file("g.tif"), tmp.file("rgb.tif"), "OUT"}, "u32 labels", 1},
       {{"watershed", tmp.file("g.tif"), tmp.file("m.tif"), "OUT", "--mask", tmp.file("rgb.tif")}, "one channel", 1},
       {{"watershed", tmp.file("nan.tif"), tmp.file("m.tif"), "OUT"}, "NaN at (33, 21)", 1},
+      // Outside the mask too, in a tile with no mask pixel at all.
+      {{"watershed", tmp.file("nan.tif"), tmp.file("m.tif"), "OUT", "--mask", tmp.file("m.tif")}, "NaN at (33, 21)", 1},
       {{"watershed", tmp.file("g.tif"), tmp.file("m.tif"), "OUT", "--connectivity", "6"}, "4 or 8", 2},
       {{"watershed", tmp.file("g.tif"), "OUT"}, "", 2},
   };

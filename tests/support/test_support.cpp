@@ -109,7 +109,9 @@ RunResult run(const std::vector<std::string>& argv_in, const RunOptions& opt) {
   // the test sends a signal (a kill -9 must reach the program itself).
   const bool probe = opt.terminate_after <= 0;
   int out_pipe[2], err_pipe[2], rss_pipe[2] = {-1, -1};
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0 || (probe && pipe(rss_pipe) != 0))
+  // Close-on-exec, so that a child started meanwhile by another thread does
+  // not hold these pipes open (the reads below would wait for it to end).
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 || (probe && pipe2(rss_pipe, O_CLOEXEC) != 0))
     throw std::runtime_error("pipe failed");
   std::vector<std::string> argv = argv_in;
   if (probe) argv.insert(argv.begin(), {rss_probe_path(), std::to_string(rss_pipe[1])});
@@ -120,6 +122,7 @@ RunResult run(const std::vector<std::string>& argv_in, const RunOptions& opt) {
     dup2(err_pipe[1], 2);
     close(out_pipe[0]), close(err_pipe[0]), close(out_pipe[1]), close(err_pipe[1]);
     if (probe) close(rss_pipe[0]);
+    if (probe) fcntl(rss_pipe[1], F_SETFD, 0);  // the probe writes to it
     for (const auto& [k, v] : opt.env) setenv(k.c_str(), v.c_str(), 1);
     if (!opt.cwd.empty() && chdir(opt.cwd.c_str()) != 0) _exit(126);
     std::vector<char*> args;

@@ -8,10 +8,13 @@
 #include <tiffio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "tests/support/raw_tiff.hpp"
@@ -327,6 +330,30 @@ TEST(MemoryContract, PeakRssIsTheProgramsOwn) {
   EXPECT_LT(r.peak_rss_bytes, size_t{128} << 20) << "peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB";
   EXPECT_GT(r.peak_rss_bytes, size_t{1} << 20);
   EXPECT_NE(held[4096], 0);  // (kept, and touched, until here)
+}
+
+// Runs started from several threads at once do not hold each other's pipes:
+// a child forked meanwhile (here a `sleep 1`) must not inherit another run's
+// pipe ends, or that run waits for the child to end before it returns.
+TEST(TestSupport, ConcurrentRunsDoNotHoldEachOthersPipes) {
+  std::atomic<bool> done{false};
+  std::vector<std::thread> slow;
+  for (int k = 0; k < 4; ++k)
+    slow.emplace_back([&] {
+      while (!done) test::run({"sleep", "1"});
+    });
+  double worst = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  int runs = 0;
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+    const auto r = test::run({"true"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    worst = std::max(worst, r.seconds);
+    ++runs;
+  }
+  done = true;
+  for (auto& t : slow) t.join();
+  EXPECT_LT(worst, 0.5) << "the slowest of " << runs << " runs of `true`";
 }
 
 // --memory bounds every command on an input 8x the budget (the contract in

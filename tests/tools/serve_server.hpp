@@ -2,6 +2,7 @@
 // `tilewave serve` started as a child process for the server's tests
 // (serve_test, serve_browser_test), and raw HTTP requests to it.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -26,7 +27,7 @@ class Server {
  public:
   explicit Server(const std::vector<std::string>& args) {
     int out[2];
-    if (pipe(out) != 0) return;
+    if (pipe2(out, O_CLOEXEC) != 0) return;  // no other child started meanwhile holds it
     // argv is made before fork: the test process has threads, so the child
     // only calls async-signal-safe functions.
     std::vector<std::string> a{cli_path(), "serve"};

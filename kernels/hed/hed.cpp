@@ -26,4 +26,12 @@ Hed make_hed() {
   return h;
 }
 
+HedStain make_hed_stain(int j) {
+  const Hed h = make_hed();
+  HedStain s{};
+  for (int v = 0; v < 256; ++v) s.log_od[v] = h.log_od[v];
+  for (int i = 0; i < 3; ++i) s.m[i] = h.m[3 * i + j];
+  return s;
+}
+
 }  // namespace tw::ops

@@ -2,3 +2,4 @@
 #include "kernels/hed/hed.hpp"
 
 TW_CUDA_OP(tw::ops::Hed);
+TW_CUDA_OP(tw::ops::HedStain);

@@ -55,6 +55,7 @@ TEST(CpuVsCuda, FilterOps) {
     same_on_both(gray, ops::make_canny_nms(20, 60), "canny nms");
     same_on_both(rgb, ops::Gray{}, "gray");
     same_on_both(rgb, ops::make_hed(), "hed");
+    for (int j = 0; j < 3; ++j) same_on_both(rgb, ops::make_hed_stain(j), "hed stain");
     same_on_both(rgb, ops::Invert<3>{}, "invert");
     ops::Brightness<1> b;
     b.add = 33;

@@ -3,6 +3,7 @@
 // whole, and both equal the reference.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "engine/memory_source.hpp"
@@ -234,6 +235,27 @@ TEST_F(Filters, HedMatchesScikitImage) {
     for (int64_t i = 0; i < ihc.rect().w * 3; ++i)
       worst = std::max(worst, std::abs(ours.row<float>(y)[i] - ref.row<float>(y)[i]));
   EXPECT_LT(worst, 1e-5f);
+}
+
+// One stain alone is that channel of the three, bit for bit, on every pixel
+// value (all 256^3 would be 16M pixels: every value of each channel in
+// every position, plus the IHC image's colours).
+TEST_F(Filters, HedStainIsThatChannelOfHed) {
+  const Image ihc = image("ihc");
+  Image ramp(kRgb8, Rect(0, 0, 256, 3));
+  for (int64_t x = 0; x < 256; ++x)
+    for (int c = 0; c < 3; ++c)
+      for (int64_t y = 0; y < 3; ++y) ramp.ptr<uint8_t>(x, y)[c] = static_cast<uint8_t>(y == c ? x : 255 - x);
+  for (const Image* in : std::vector<const Image*>{&ihc, &ramp}) {
+    const Image all = whole_and_tiled(*ops::run_op(source_of(*in), ops::make_hed(), kCpu, "hed"));
+    for (int j = 0; j < 3; ++j) {
+      const Image one = whole_and_tiled(*ops::run_op(source_of(*in), ops::make_hed_stain(j), kCpu, "hed"));
+      ASSERT_EQ(one.fmt(), (PixelFormat{SampleType::kF32, 1}));
+      for (int64_t y = 0; y < in->rect().h; ++y)
+        for (int64_t x = 0; x < in->rect().w; ++x)
+          ASSERT_EQ(std::memcmp(one.ptr<float>(x, y), all.ptr<float>(x, y) + j, 4), 0) << j << ": " << x << ", " << y;
+    }
+  }
 }
 
 TEST_F(Filters, StatsHistogramAndOtsu) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "io/open_source.hpp"
 #include "tests/kernels/registered_op.hpp"
@@ -61,6 +62,27 @@ TEST_F(PixelOpsCli, ChannelOfHed) {
         ASSERT_EQ(std::memcmp(h.ptr<float>(x, y), hed.ptr<float>(x, y) + c, 4), 0) << x << ", " << y;
     EXPECT_EQ(test::read_json(tmp.file("h.json"))["command"], "filter channel");
   }
+}
+
+// --stain h|e|d writes that channel of the three alone, the same bits.
+TEST_F(PixelOpsCli, HedOneStain) {
+  ASSERT_EQ(cli({"filter", "hed", "synthetic:300x257", tmp.file("hed.tif")}).exit_code, 0);
+  const Image hed = level0("hed.tif");
+  const char* stains[] = {"h", "e", "d"};
+  for (int c = 0; c < 3; ++c) {
+    const auto r = cli({"filter", "hed", "synthetic:300x257", tmp.file("s.tif"), "--stain", stains[c], "--tile", "64"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Image s = level0("s.tif");
+    ASSERT_EQ(s.fmt(), (PixelFormat{SampleType::kF32, 1}));
+    for (int64_t y = 0; y < 257; ++y)
+      for (int64_t x = 0; x < 300; ++x)
+        ASSERT_EQ(std::memcmp(s.ptr<float>(x, y), hed.ptr<float>(x, y) + c, 4), 0)
+            << stains[c] << " " << x << ", " << y;
+  }
+  const auto bad = cli({"filter", "hed", "synthetic:30x30", tmp.file("b.tif"), "--stain", "x"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--stain"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
 
 TEST_F(PixelOpsCli, ConvertFloatFile) {

@@ -141,6 +141,10 @@ TEST(BatchCli, BadUseIsOneLineAndNothingWritten) {
     EXPECT_EQ(r.exit_code, c.code) << c.args[1] << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    // A refused list leaves no OUTDIR behind either.
+    if (c.args.size() > 2 && c.args[2] != tmp.file("afile")) {
+      EXPECT_FALSE(test::path_exists(c.args[2])) << c.args[2] << " was made";
+    }
   }
   // A bad step fails each slide with the step's message, as `run` would.
   const auto r = test::run_cli({"batch", tmp.file("ok.txt"), tmp.file("o8"), "filter nosuch"});

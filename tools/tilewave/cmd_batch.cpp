@@ -76,13 +76,15 @@ std::vector<std::string> forwarded_options(const Args& a, const std::vector<Opti
   return out;
 }
 
-void ensure_folder(const std::string& dir) {
+// True when it made the folder.
+bool ensure_folder(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) throw InputError("OUTDIR " + dir + " exists and is not a folder");
-    return;
+    return false;
   }
   if (::mkdir(dir.c_str(), 0777) != 0) throw InputError("cannot create OUTDIR " + dir + ": " + std::strerror(errno));
+  return true;
 }
 
 std::string read_text(const std::string& path) {
@@ -166,21 +168,28 @@ int cmd_batch(int argc, char** argv) {
   // Rank 0 makes OUTDIR; the others wait for it (any() is collective) and
   // fail alike when it could not.
   std::string setup_error;
+  bool made = false;
   if (world->rank() == 0) try {
-      ensure_folder(outdir);
+      made = ensure_folder(outdir);
     } catch (const std::exception& e) {
       setup_error = e.what();
     }
   if (world->any(!setup_error.empty()))
     throw InputError(setup_error.empty() ? "OUTDIR could not be made" : setup_error);
-  const std::vector<BatchSlide> slides = read_batch_list(list, outdir);
+  std::vector<BatchSlide> slides;
   const std::string summary = a.str("summary", outdir + "/batch-summary.json");
-  {
+  try {
+    slides = read_batch_list(list, outdir);
     // Every rank checks (and fails) alike: a rank leaving alone would leave
     // the others waiting in a collective call.
     std::vector<std::string> inputs;
     for (const BatchSlide& s : slides) inputs.push_back(s.input);
     check_output_path(summary, inputs);
+  } catch (...) {
+    // A refused list leaves no folder behind that this run made (still
+    // empty: nothing was written yet).
+    if (made) ::rmdir(outdir.c_str());
+    throw;
   }
 
   // Several ranks on a host with --device cuda: one GPU each, round robin.

@@ -8,7 +8,9 @@ class CpuProducer : public LevelProducer {
   CpuProducer(PixelFormat fmt, std::vector<CascadeLevel> levels, int64_t band_rows, ImagePool& pool)
       : cascade_(fmt, std::move(levels), band_rows, pool) {}
   void push(const std::shared_ptr<const Image>& band0, std::vector<FinishedBand>& out) override {
-    cascade_.push(band0, [&](int k, const std::shared_ptr<const Image>& band) { out.push_back({k, band, nullptr}); });
+    cascade_.push(band0, [&](int k, const std::shared_ptr<const Image>& band) {
+      out.push_back({k, band, nullptr, nullptr, 0});
+    });
   }
   CascadeSnapshot snapshot() const override { return cascade_.snapshot(); }
 

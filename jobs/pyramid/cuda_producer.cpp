@@ -194,7 +194,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     // it. A token that finishes no band of its own would otherwise wait for
     // nothing (seen as a wrong tile of a share's first rows, whose first
     // token finishes nothing, with three shares on one GPU).
-    out.push_back({-1, nullptr, [uploaded] { uploaded->sync(); }});
+    out.push_back({-1, nullptr, [uploaded] { uploaded->sync(); }, nullptr, 0});
     cascade(s, DeviceRows{in_[slot].get(), pitch0_, b.rect().y, b.rect().h}, out);
   }
 
@@ -350,7 +350,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
       auto done = log_.record(s);
       log_.add(d0, done, Stage::kDownload);
       L.band_free[p.buffer] = done;
-      out.push_back({p.level, host, [done] { done->sync(); }});
+      out.push_back({p.level, host, [done] { done->sync(); }, nullptr, 0});
     }
   }
 

@@ -253,7 +253,7 @@ class Pass {
     if (!own0) t->tasks.clear();  // raw tiles read for pass-through
     if (!a_.skip_level0 && !a_.passthrough && own0) {
       const auto [tx0, tx1] = tile_range(0);
-      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T_, t->pixels, {}});
+      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T_, t->pixels, {}, nullptr, {}});
     }
     if (t->ticket)
       producer_->jpeg()->push_submitted(t->ticket, t->finished);
@@ -273,7 +273,8 @@ class Pass {
       }
       if (!f.band) continue;
       const auto [tx0, tx1] = tile_range(f.level);
-      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({f.level, tx, f.band->rect().y / T_, f.band, {}});
+      for (int64_t tx = tx0; tx < tx1; ++tx)
+        t->tasks.push_back({f.level, tx, f.band->rect().y / T_, f.band, {}, nullptr, {}});
       if ((a_.capture || share) && f.level == g_.K) t->capture.push_back(f.band);
     }
   }

@@ -253,9 +253,10 @@ TEST_F(Dzi, KilledRunLeavesNoOutput) {
     EXPECT_FALSE(exists(out));
     EXPECT_FALSE(exists(tmp_.file("big_files")));
     // An interrupt removes the temporary folder at once; kill -9 cannot.
-    if (sig == SIGTERM)
+    if (sig == SIGTERM) {
       for (const std::string& name : tmp_.list())
         EXPECT_EQ(name.find(".tw-"), std::string::npos) << "temporary left after SIGTERM: " << name;
+    }
   }
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:300x200", tmp_.file("small.dzi")}).exit_code, 0);
   for (const std::string& name : tmp_.list())

@@ -217,7 +217,9 @@ TEST(OmeTiff, HostileNamesAndDescription) {
     const auto j = check(tmp.file(std::string(f) + ".ome.tif"), {"--xml-out", tmp.file("h.xml")});
     EXPECT_EQ(j["images"][0]["description"], "Aperio Image \xEF\xBF\xBDm & <b> \xEF\xBF\xBD \"q\"") << f;
     const auto lint = test::run({"xmllint", "--noout", tmp.file("h.xml")});
-    if (lint.exit_code != 127) EXPECT_EQ(lint.exit_code, 0) << f << ": " << lint.err;
+    if (lint.exit_code != 127) {
+      EXPECT_EQ(lint.exit_code, 0) << f << ": " << lint.err;
+    }
   }
   const auto j = check(tmp.file("h16.ome.tif"));
   ASSERT_EQ(j["images"][0]["channels"].size(), 3u);
@@ -370,9 +372,10 @@ TEST(OmeTiff, OutOfCoreMemoryBound) {
   const auto r = test::run_cli({"pyramid", "synthetic:3400x3300", tmp.file("big.ome.tif"), "--memory", "4M",
                                 "--quality", "70", "--min-size", "64"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  if (!test::kSanitizerBuild)
+  if (!test::kSanitizerBuild) {
     EXPECT_LE(r.peak_rss_bytes, (size_t{4} << 20) + overhead)
         << "peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB, overhead " << overhead / 1048576.0 << " MiB";
+  }
   std::printf("[ info     ] synthetic:3400x3300 --memory 4M: peak RSS %.1f MiB (%.1f s)\n",
               r.peak_rss_bytes / 1048576.0, r.seconds);
   if (have_tifffile()) {

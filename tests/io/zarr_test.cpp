@@ -487,8 +487,12 @@ TEST_F(ZarrCli, AtomicAfterFailureAndKill) {
     EXPECT_NE(r.exit_code, 0) << "the run ended before the signal: make the input larger";
     EXPECT_FALSE(exists(tmp_.file("big.zarr"))) << "signal " << sig;
     // An interrupt removes the temporary folder at once; kill -9 cannot.
-    if (sig == SIGTERM) EXPECT_EQ(tmp_.list(), std::vector<std::string>{"in.tif"}) << "left after SIGTERM";
-    if (sig == SIGKILL) EXPECT_EQ(tmp_.list().size(), 2u) << "kill -9 should leave its temporary folder";
+    if (sig == SIGTERM) {
+      EXPECT_EQ(tmp_.list(), std::vector<std::string>{"in.tif"}) << "left after SIGTERM";
+    }
+    if (sig == SIGKILL) {
+      EXPECT_EQ(tmp_.list().size(), 2u) << "kill -9 should leave its temporary folder";
+    }
   }
   // The next run beside them removes what the killed runs left.
   ASSERT_EQ(test::run_cli({"pyramid", "synthetic:64x64", tmp_.file("small.zarr")}).exit_code, 0);

@@ -49,7 +49,7 @@ TEST(BandedPyramidCuda, CliDeviceListWritesTheCpuFile) {
   test::TempDir tmp;
   test::run({"mkdir", tmp.file("cpu"), tmp.file("gpu")});
   // Same names in two folders: OME-XML names the image after its file.
-  for (const std::string& out : {"a.tif", "b.ome.tif"}) {
+  for (const std::string out : {"a.tif", "b.ome.tif"}) {
     const auto c = test::run_cli({"pyramid", "synthetic:3000x9000", tmp.file("cpu/" + out), "--device", "cpu"});
     ASSERT_EQ(c.exit_code, 0) << c.err;
     const auto g = test::run_cli({"pyramid", "synthetic:3000x9000", tmp.file("gpu/" + out), "--device", "cuda:0,0"});

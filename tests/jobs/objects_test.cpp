@@ -68,7 +68,9 @@ TEST(Objects, MaskAgainstScikitImage) {
             << "conn " << conn << " min " << c.mn << " max " << c.mx << " border " << c.border << " fill " << c.fill
             << " tile " << tile;
         EXPECT_GT(st.kept, 0u);
-        if (c.fill) EXPECT_GT(st.holes_filled, 0u);
+        if (c.fill) {
+          EXPECT_GT(st.holes_filled, 0u);
+        }
         EXPECT_EQ(st.kept + st.removed_small + st.removed_large + st.removed_border, st.objects);
       }
     }

@@ -305,9 +305,10 @@ TEST(LabelCli, OutOfCoreEightTimesTheBudget) {
   const auto small = test::run_cli({"label", tmp.file("m.tif"), tmp.file("a.tif"), "--memory", "4M", "--tile", "64",
                                     "--report", tmp.file("a.json")});
   ASSERT_EQ(small.exit_code, 0) << small.err;
-  if (!test::kSanitizerBuild)
+  if (!test::kSanitizerBuild) {
     EXPECT_LE(small.peak_rss_bytes, base.peak_rss_bytes + (size_t{4} << 20) + (size_t{8} << 20))
         << "peak RSS " << small.peak_rss_bytes / 1048576.0 << " MiB, fixed cost " << base.peak_rss_bytes / 1048576.0;
+  }
   std::printf("[ info     ] label %lldx%lld, --memory 4M: peak RSS %.1f MiB (64x64: %.1f MiB), %.2f s\n",
               static_cast<long long>(n), static_cast<long long>(n), small.peak_rss_bytes / 1048576.0,
               base.peak_rss_bytes / 1048576.0, small.seconds);
@@ -318,7 +319,9 @@ TEST(LabelCli, OutOfCoreEightTimesTheBudget) {
     ASSERT_EQ(big.exit_code, 0) << big.err;
     EXPECT_EQ(test::diff_images(a.view(), test::read_tiff_libtiff(tmp.file("b.tif"), 0).view()), "") << tile;
   }
-  if (test::python_has("scipy.ndimage")) EXPECT_EQ(diff_labels(a, scipy_label(m, 8)), "");
+  if (test::python_has("scipy.ndimage")) {
+    EXPECT_EQ(diff_labels(a, scipy_label(m, 8)), "");
+  }
   (void)rep;
 }
 

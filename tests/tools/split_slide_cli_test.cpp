@@ -175,7 +175,7 @@ TEST(SplitSlide, AFailingRankEndsTheJobWithoutOutput) {
 TEST(SplitSlide, SharesInOneProcessWriteWhatOneProcessWrites) {
   test::TempDir tmp;
   test::run({"mkdir", tmp.file("one"), tmp.file("three")});
-  for (const std::string& out : {"p.tif", "p.ome.tif"}) {
+  for (const std::string out : {"p.tif", "p.ome.tif"}) {
     const auto one = test::run_cli({"pyramid", "synthetic:900x4000", tmp.file("one/" + out), "--threads", "2"});
     ASSERT_EQ(one.exit_code, 0) << one.err;
     test::RunOptions o;

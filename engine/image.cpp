@@ -4,10 +4,6 @@
 #include <cstdlib>
 #include <new>
 
-#if TW_SCALABLE_MALLOC
-#include <tbb/scalable_allocator.h>
-#endif
-
 #include "engine/memory.hpp"
 
 namespace tw {
@@ -28,31 +24,11 @@ size_t aligned_stride(PixelFormat fmt, int64_t w) {
   return (raw + 63) & ~size_t{63};
 }
 
-// Tiles under 2 MB come from oneTBB's scalable allocator: it keeps freed
-// blocks per thread, where glibc hands them back to the kernel (munmap, or
-// madvise on a thread arena's heap) and the next tile faults its pages in
-// again. On 2 cores that was 12% of `tilewave nuclei` (docs/PERFORMANCE.md).
-// Sanitizer builds keep malloc so that ASan sees every tile's bounds.
-void* small_alloc(size_t n) {
-#if TW_SCALABLE_MALLOC
-  return scalable_aligned_malloc(n, 64);
-#else
-  return std::aligned_alloc(64, n);
-#endif
-}
-void small_free(void* p) {
-#if TW_SCALABLE_MALLOC
-  scalable_aligned_free(p);
-#else
-  std::free(p);
-#endif
-}
-
 class MallocAllocator : public HostAllocator {
  public:
   void* allocate(size_t bytes) const override {
     if (bytes >= kBigBufferBytes) return take_big_buffer(bytes);
-    void* p = small_alloc((bytes + 63) & ~size_t{63});
+    void* p = std::aligned_alloc(64, (bytes + 63) & ~size_t{63});
     if (!p) throw std::bad_alloc();
     return p;
   }
@@ -60,7 +36,7 @@ class MallocAllocator : public HostAllocator {
     if (bytes >= kBigBufferBytes)
       give_big_buffer(p, bytes);
     else
-      small_free(p);
+      std::free(p);
   }
 };
 

@@ -22,10 +22,6 @@
 
 #include "engine/error.hpp"
 
-#if TW_SCALABLE_MALLOC
-#include <tbb/scalable_allocator.h>
-#endif
-
 namespace tw {
 
 size_t parse_byte_size(const std::string& s) {
@@ -89,10 +85,6 @@ void drop_big_buffers();
 
 void release_free_heap() {
   drop_big_buffers();
-#if TW_SCALABLE_MALLOC
-  // The tiles' allocator keeps freed blocks (image.cpp): hand them back too.
-  scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr);
-#endif
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif

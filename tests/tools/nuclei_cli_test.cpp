@@ -256,6 +256,9 @@ TEST(Nuclei, Errors) {
   test::TiffSpec with_res;
   with_res.xres = 20000;  // 0.5 um/px
   test::write_tiff(tmp.file("he.tif"), test::pattern_image(kRgb8, 96, 80, 2).view(), with_res);
+  test::TiffSpec absurd_res;
+  absurd_res.xres = 1e9;  // 1e-5 um/px: a broken header, not "no pixel size"
+  test::write_tiff(tmp.file("absurd.tif"), test::pattern_image(kRgb8, 64, 64, 1).view(), absurd_res);
   std::ofstream(tmp.file("file")) << "x";
   std::ofstream(tmp.file("nolabels.pipeline")) << "filter gray\nlabel\n";
   std::ofstream(tmp.file("unknown.pipeline")) << "labels: label --connectivity ${FOO}\n";
@@ -280,6 +283,9 @@ TEST(Nuclei, Errors) {
       {{"nuclei", tmp.file("he.tif"), tmp.file("o8"), "--mpp", "0.01"},
        "--sigma-um 0.35 is 35 pixels, over the Gaussian's 20: give a smaller --sigma-um"},
       {{"nuclei", tmp.file("he.tif")}, "nuclei takes SLIDE OUTDIR"},
+      {{"nuclei", tmp.file("absurd.tif"), tmp.file("o9")},
+       "absurd.tif: XResolution/YResolution: 1e-05 x 1e-05 microns per pixel, outside 0.0001..1e+06 (pixel size "
+       "unknown); give --mpp F"},
   };
   for (const auto& c : cases) {
     const auto r = test::run_cli(c.args);
@@ -287,7 +293,7 @@ TEST(Nuclei, Errors) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
   // Nothing made for a command refused before it ran.
-  for (const char* d : {"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8"})
+  for (const char* d : {"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9"})
     EXPECT_FALSE(test::path_exists(tmp.file(d))) << d;
   // The range's ends are accepted (0.01 with smoothings it can take).
   const std::vector<std::vector<std::string>> ends = {{"--mpp", "100"},

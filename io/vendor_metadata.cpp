@@ -86,6 +86,16 @@ bool set_pixel_size(SourceInfo& info, double mpp_x, double mpp_y, const std::str
   return false;
 }
 
+std::string no_pixel_size(const std::string& path) {
+  std::string reason = path + " has no pixel size (mpp)";
+  const std::vector<std::string> pending = take_warnings();
+  for (const std::string& w : pending)
+    if (w.rfind(path + ": ", 0) == 0 && w.find(" microns per pixel, outside ") != std::string::npos) reason = w;
+  for (const std::string& w : pending)
+    if (w != reason) warn(w);
+  return reason;
+}
+
 bool add_vendor_property(SourceInfo& info, const std::string& key, const std::string& value) {
   if (info.vendor_properties.size() >= kMaxVendorProperties) return false;
   std::string k = trim(clean_metadata_text(key, kMaxVendorKeyBytes));

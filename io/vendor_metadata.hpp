@@ -45,6 +45,12 @@ inline bool plausible_mpp(double mpp) {
 // negative stands for nothing given). Returns whether they were set.
 bool set_pixel_size(SourceInfo& info, double mpp_x, double mpp_y, const std::string& what);
 
+// For an error that needs the pixel size of `path` and has none: "PATH has
+// no pixel size (mpp)", or, where set_pixel_size warned that PATH's header gives an
+// implausible one, that warning (a failed command prints only its error, so
+// the reason would be lost). Other warnings stay pending.
+std::string no_pixel_size(const std::string& path);
+
 // Appends key = value to info.vendor_properties, cleaned and cut to the
 // bounds above; false (nothing added) once kMaxVendorProperties are held or
 // when the key is empty.

@@ -17,6 +17,7 @@
 #include "engine/memory.hpp"
 #include "engine/op_registry.hpp"
 #include "engine/scratch_store.hpp"
+#include "io/vendor_metadata.hpp"
 #include "jobs/label/label_job.hpp"
 #include "jobs/label/paged_array.hpp"
 
@@ -152,7 +153,7 @@ class ObjectFilter {
     if (p_.um2) {
       const SourceInfo& i = in_->info();
       if (i.mpp_x <= 0 || i.mpp_y <= 0)
-        throw InputError(i.path + " has no pixel size (mpp); --units um2 needs one (or give areas in px)");
+        throw InputError(no_pixel_size(i.path) + "; --units um2 needs one (or give areas in px)");
       px_area_ = i.mpp_x * i.mpp_y;
     }
   }
@@ -488,7 +489,7 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
     if (p.um2) {
       const SourceInfo& i = labels->info();
       if (i.mpp_x <= 0 || i.mpp_y <= 0)
-        throw InputError(i.path + " has no pixel size (mpp); --units um2 needs one (or give areas in px)");
+        throw InputError(no_pixel_size(i.path) + "; --units um2 needs one (or give areas in px)");
       lf.px_area = i.mpp_x * i.mpp_y;
     }
     LabelStats ls;

@@ -177,6 +177,17 @@ TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
   auto bad = test::run_cli({"objects", tmp.file("m.tif"), tmp.file("x.tif"), "--units", "um2", "--min-area", "3"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("mpp"), std::string::npos) << bad.err;
+  // A header whose pixel size is absurd says so (its warning would be lost).
+  test::TiffSpec absurd;
+  absurd.xres = 1e9;  // 1e-5 um/px
+  test::write_tiff(tmp.file("a.tif"), m.view(), absurd);
+  bad = test::run_cli({"objects", tmp.file("a.tif"), tmp.file("x.tif"), "--units", "um2", "--min-area", "3"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("a.tif: XResolution/YResolution: 1e-05 x 1e-05 microns per pixel, outside 0.0001..1e+06 "
+                         "(pixel size unknown); --units um2 needs one"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
   test::write_tiff(tmp.file("f.tif"), test::random_image(PixelFormat{SampleType::kF32, 1}, 16, 16, 1).view(), {});
   bad = test::run_cli({"objects", tmp.file("f.tif"), tmp.file("x.tif")});
   EXPECT_EQ(bad.exit_code, 1);

@@ -267,7 +267,7 @@ TEST(Nuclei, Errors) {
     std::vector<std::string> args;
     std::string says;
   } cases[] = {
-      {{"nuclei", tmp.file("nompp.tif"), tmp.file("o1")}, "does not say its microns per pixel; give --mpp"},
+      {{"nuclei", tmp.file("nompp.tif"), tmp.file("o1")}, "nompp.tif has no pixel size (mpp); give --mpp F"},
       {{"nuclei", tmp.file("missing.tif"), tmp.file("o2"), "--mpp", "0.5"}, "missing.tif"},
       {{"nuclei", tmp.file("he.tif"), tmp.file("file")}, "exists and is not a folder"},
       {{"nuclei", tmp.file("he.tif"), tmp.file("o3"), "--pipeline", tmp.file("nolabels.pipeline")},

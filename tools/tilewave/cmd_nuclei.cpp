@@ -12,8 +12,8 @@
 #include <iostream>
 
 #include "engine/output_file.hpp"
-#include "engine/warnings.hpp"
 #include "io/open_source.hpp"
+#include "io/vendor_metadata.hpp"
 #include "jobs/features/features_job.hpp"
 #include "jobs/nuclei/nuclei_params.hpp"
 #include "tools/tilewave/commands.hpp"
@@ -96,18 +96,6 @@ NucleiParams params_of(const Args& a) {
   return p;
 }
 
-// Why the slide has no pixel size: a resolution it gives that is not one
-// (its warning, which a failed run would not print), or none at all.
-std::string unknown_mpp_reason(const std::string& slide) {
-  std::vector<std::string> warnings = take_warnings();
-  std::string reason = slide + " does not say its microns per pixel";
-  for (const std::string& w : warnings)
-    if (w.find("microns per pixel, outside") != std::string::npos) reason = w;
-  for (const std::string& w : warnings)
-    if (w != reason) warn(w);  // the others stay for a run that goes on
-  return reason;
-}
-
 }  // namespace
 
 int cmd_nuclei(int argc, char** argv) {
@@ -130,7 +118,7 @@ int cmd_nuclei(int argc, char** argv) {
   if (a.has("mpp"))
     mpp = a.real("mpp", 0, 0.01, 100);
   else if (!(mpp > 0))
-    throw InputError("nuclei: " + unknown_mpp_reason(slide) + "; give --mpp F");
+    throw InputError("nuclei: " + no_pixel_size(slide) + "; give --mpp F");
   const auto vars = nuclei_variables(params, mpp);
   std::vector<std::string> steps;
   if (a.has("pipeline")) {

@@ -30,11 +30,11 @@ class MallocAllocator : public HostAllocator {
   void* allocate(size_t bytes) const override {
     if (bytes >= kBigBufferBytes) return take_big_buffer(bytes);
     // malloc and align by hand, the pointer malloc gave kept in the 8 bytes
-    // before the buffer: glibc 2.36's aligned_alloc (Debian 12) splits each
-    // block off a larger one and takes fresh pages more often; on 2 cores
-    // `tilewave nuclei` faulted 10% more pages in and ran 6-10% longer with
-    // it (docs/PERFORMANCE.md). malloc's pointers are 16-aligned, so the gap
-    // is 16..64 bytes.
+    // before the buffer: with glibc 2.36's aligned_alloc (Debian 12), which
+    // splits each block off a larger one, `tilewave nuclei` on 2 cores
+    // faulted about 10% more pages in and ran about 8% longer (median of 10
+    // pairs; no difference with glibc 2.39: docs/PERFORMANCE.md). malloc's
+    // pointers are 16-aligned, so the gap is 16..64 bytes.
     void* raw = std::malloc(((bytes + 63) & ~size_t{63}) + 64);
     if (!raw) throw std::bad_alloc();
     void* p = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(raw) + 64) & ~uintptr_t{63});

@@ -7,6 +7,17 @@
 
 #include "engine/memory.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)  // GCC
+#define TW_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang
+#define TW_ASAN 1
+#endif
+#endif
+#ifndef TW_ASAN
+#define TW_ASAN 0
+#endif
+
 namespace tw {
 namespace {
 
@@ -25,27 +36,45 @@ size_t aligned_stride(PixelFormat fmt, int64_t w) {
   return (raw + 63) & ~size_t{63};
 }
 
+// A tile under 2 MB: malloc aligned by hand, the pointer malloc gave kept in
+// the 8 bytes before the buffer. With glibc 2.36's aligned_alloc (Debian 12),
+// which splits each block off a larger one, `tilewave nuclei` on 2 cores
+// faulted about 10% more pages in and ran about 8% longer (median of 10
+// pairs; no difference with glibc 2.39: docs/PERFORMANCE.md). malloc's
+// pointers are 16-aligned, so the gap is 16..64 bytes. Under AddressSanitizer
+// the tile is its own block, so that a write just before it is reported
+// rather than landing in the gap.
+void* allocate_tile(size_t bytes) {
+  const size_t n = (bytes + 63) & ~size_t{63};
+#if TW_ASAN
+  void* p = std::aligned_alloc(64, n);
+  if (!p) throw std::bad_alloc();
+#else
+  void* raw = std::malloc(n + 64);
+  if (!raw) throw std::bad_alloc();
+  void* p = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(raw) + 64) & ~uintptr_t{63});
+  static_cast<void**>(p)[-1] = raw;
+#endif
+  return p;
+}
+void free_tile(void* p) {
+#if TW_ASAN
+  std::free(p);
+#else
+  std::free(static_cast<void**>(p)[-1]);
+#endif
+}
+
 class MallocAllocator : public HostAllocator {
  public:
   void* allocate(size_t bytes) const override {
-    if (bytes >= kBigBufferBytes) return take_big_buffer(bytes);
-    // malloc and align by hand, the pointer malloc gave kept in the 8 bytes
-    // before the buffer: with glibc 2.36's aligned_alloc (Debian 12), which
-    // splits each block off a larger one, `tilewave nuclei` on 2 cores
-    // faulted about 10% more pages in and ran about 8% longer (median of 10
-    // pairs; no difference with glibc 2.39: docs/PERFORMANCE.md). malloc's
-    // pointers are 16-aligned, so the gap is 16..64 bytes.
-    void* raw = std::malloc(((bytes + 63) & ~size_t{63}) + 64);
-    if (!raw) throw std::bad_alloc();
-    void* p = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(raw) + 64) & ~uintptr_t{63});
-    static_cast<void**>(p)[-1] = raw;
-    return p;
+    return bytes >= kBigBufferBytes ? take_big_buffer(bytes) : allocate_tile(bytes);
   }
   void deallocate(void* p, size_t bytes) const override {
     if (bytes >= kBigBufferBytes)
       give_big_buffer(p, bytes);
     else
-      std::free(static_cast<void**>(p)[-1]);
+      free_tile(p);
   }
 };
 

@@ -41,7 +41,7 @@ class DeviceImageSource final : public TileSource, public DeviceTiles {
   int device() const override { return img_.device; }
 
   // The chain's first op finds its input here already on the device.
-  void stage(const Rect&, Image&) const override {}
+  void stage(const Rect&, StagedInputs&) const override {}
 
   void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
     const size_t row = static_cast<size_t>(r.w) * img_.fmt.bytes_per_pixel();
@@ -139,7 +139,7 @@ bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t m
     // input) stages nothing on the host: pieces as large as a kernel can
     // use, each one lane's round trip (a 2-GP threshold-invert chain took
     // 0.12 s in 2048^2 pieces).
-    Image probe;
+    StagedInputs probe;
     chain->stage(Rect(0, 0, 1, 1), probe);
     if (probe.empty()) side = kResidentPieceSide;
   }
@@ -149,7 +149,7 @@ bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t m
     if (on_device) {
       // As a GPU op's own read does (engine/ops/op_cuda.cuh), but the last
       // op writes into dst instead of a lane's buffer bound for the host.
-      Image host;
+      StagedInputs host;
       chain->stage(r, host);
       cuda::DeviceScope scope(dst.device);
       auto lane = pool.acquire();

@@ -45,7 +45,8 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   // tile is not laid out as the level's first (a writer that crops edge
   // tiles), `r`'s pixels decoded on the CPU (8-bit, so compute() tells them
   // apart), and the split decode stays off from then on.
-  void stage(const Rect& r, Image& host) const override {
+  void stage(const Rect& r, StagedInputs& staged) const override {
+    Image& host = staged.add();
     if (!off_.load(std::memory_order_relaxed)) {
       const Span t = span(r);
       const size_t cpt = layout_.coefs_per_tile(), qpt = layout_.quant_per_tile();
@@ -83,15 +84,16 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
 
   void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
     const cudaStream_t s = c.stream;
-    const size_t bytes = c.host->size_bytes();
+    const Image& host = c.host->next();
+    const size_t bytes = host.size_bytes();
     c.lane->reserve(bytes, 0);
-    std::memcpy(c.lane->host_in.get(), c.host->view().row_bytes(0), bytes);
+    std::memcpy(c.lane->host_in.get(), host.view().row_bytes(0), bytes);
     uint8_t* up = c.scratch.alloc(bytes);
     TW_CUDA_CHECK(cudaMemcpyAsync(up, c.lane->host_in.get(), bytes, cudaMemcpyHostToDevice, s));
     count_uploaded(bytes);
     const size_t bpp = info_.fmt.bytes_per_pixel();
-    if (c.host->fmt().type != SampleType::kU16) {  // pixels decoded on the CPU
-      TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, up, c.host->view().stride, static_cast<size_t>(r.w) * bpp,
+    if (host.fmt().type != SampleType::kU16) {  // pixels decoded on the CPU
+      TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, up, host.view().stride, static_cast<size_t>(r.w) * bpp,
                                       static_cast<size_t>(r.h), cudaMemcpyDeviceToDevice, s));
       return;
     }

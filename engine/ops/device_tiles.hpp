@@ -11,11 +11,39 @@
 // same pool; then compute() runs every op of the chain on one stream, each
 // op's input made by the op below it in device memory.
 #include <cstdint>
+#include <deque>
 
+#include "engine/error.hpp"
 #include "engine/geometry.hpp"
 #include "engine/image.hpp"
 
 namespace tw {
+
+// What stage() read on the host for one read of a chain: an image for each
+// start of the chain that reads the host (a linear chain has one; a
+// two-input op's, one per input chain), taken by compute() in the order
+// stage() added them (both walk the inputs depth first, in order). A start
+// already in device memory adds nothing.
+class StagedInputs {
+ public:
+  Image& add() { return images_.emplace_back(); }  // a deque: earlier references stay valid
+  const Image& next() {
+    if (next_ >= images_.size()) throw InternalError("a device chain took more staged inputs than it staged");
+    return images_[next_++];
+  }
+  size_t taken() const { return next_; }
+  size_t left() const { return images_.size() - next_; }
+  // Whether nothing staged holds pixels (the chain reads device memory only).
+  bool empty() const {
+    for (const Image& i : images_)
+      if (!i.empty()) return false;
+    return true;
+  }
+
+ private:
+  std::deque<Image> images_;
+  size_t next_ = 0;
+};
 
 struct DeviceChain;  // engine/ops/op_cuda.cuh: the stream, staging and scratch of one read
 
@@ -25,7 +53,7 @@ class DeviceTiles {
   virtual int device() const = 0;
   // Reads into `host` what the chain's first op needs, from its host input,
   // to compute `r` (inside the level) at the top.
-  virtual void stage(const Rect& r, Image& host) const = 0;
+  virtual void stage(const Rect& r, StagedInputs& host) const = 0;
   // Computes `r` into device memory at dst (rows `pitch` bytes apart), on
   // the chain's stream; `host` is what stage() read.
   virtual void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& chain) const = 0;

@@ -140,6 +140,57 @@ inline ConstPixel const_pixel(PixelFormat f, double v) {
   return c;
 }
 
+// The chain's next staged input (`sr` of format f) sent up through the
+// lane's pinned buffer, packed, into the chain's scratch memory. The pinned
+// buffer is one per lane: an op that uploads a second staged input in one
+// read must wait for the first upload before (the stream's order does not
+// cover the host's copy into it).
+inline uint8_t* upload_staged(DeviceChain& c, PixelFormat f, const Rect& sr) {
+  const size_t row = static_cast<size_t>(sr.w) * f.bytes_per_pixel(), bytes = row * static_cast<size_t>(sr.h);
+  c.lane->reserve(bytes, 0);
+  const ImageView host_in{f, sr, row, c.lane->host_in.get()};
+  {
+    TraceSpan phase("gpu-op-stage-in", sr.h);
+    copy_overlap(c.host->next().view(), host_in);
+  }
+  uint8_t* d = c.scratch.alloc(bytes);
+  TW_CUDA_CHECK(cudaMemcpyAsync(d, c.lane->host_in.get(), bytes, cudaMemcpyHostToDevice, c.stream));
+  count_uploaded(bytes);
+  return d;
+}
+
+// A read of a GPU chain's top (`chain`, whose result has dst's format) into
+// host memory: staged, computed on one lane's stream, and copied down.
+inline void read_chain_piece(const DeviceTiles& chain, cuda::LanePool& pool, const ImageView& dst) {
+  const Rect r = dst.rect;
+  // The input is read before a lane is taken: it may itself be a GPU op
+  // drawing on the same shared pool, and holding a lane while waiting for
+  // another could leave every lane waiting.
+  StagedInputs host;
+  chain.stage(r, host);
+  TraceSpan span("gpu-op", r.h);
+  cuda::DeviceScope scope(pool.device());
+  auto lane = pool.acquire();
+  const size_t row = dst.row_length_bytes(), out_bytes = row * static_cast<size_t>(r.h);
+  {
+    TraceSpan phase("gpu-op-reserve", r.h);
+    lane->reserve(0, out_bytes);
+  }
+  const cudaStream_t s = lane->stream.get();
+  {
+    DeviceChain c{s, &*lane, &host, cuda::StreamScratch(s)};
+    chain.compute(r, lane->dev_out.get(), row, c);
+    TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), lane->dev_out.get(), out_bytes, cudaMemcpyDeviceToHost, s));
+    count_downloaded(out_bytes);
+  }
+  {
+    TraceSpan phase("gpu-op-sync", r.h);
+    lane->stream.sync();
+  }
+  TraceSpan out_span("gpu-op-copy-out", r.h);
+  for (int64_t y = 0; y < r.h; ++y) std::memcpy(dst.row_bytes(r.y + y), lane->host_out.get() + y * row, row);
+}
+
 template <class Op>
 class CudaOpSource final : public TileSource, public DeviceTiles {
   using In = typename Op::In;
@@ -160,12 +211,12 @@ class CudaOpSource final : public TileSource, public DeviceTiles {
   const DeviceTiles* device_tiles() const override { return this; }
   int device() const override { return pool_.device(); }
 
-  void stage(const Rect& r, Image& host) const override {
+  void stage(const Rect& r, StagedInputs& host) const override {
     const Rect sr = r.grown(op_radius(op_));
     if (fed_on_device(sr))
       in_->device_tiles()->stage(sr.intersect(in_->level(0).bounds()), host);
     else
-      host = in_->read(0, sr, op_border(op_));
+      host.add() = in_->read(0, sr, op_border(op_));
   }
 
   void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
@@ -193,17 +244,7 @@ class CudaOpSource final : public TileSource, public DeviceTiles {
         TW_CUDA_CHECK(cudaGetLastError());
       }
     } else {
-      // The chain's first op: its input, read by stage(), goes up once.
-      const size_t bytes = in_row * static_cast<size_t>(sr.h);
-      c.lane->reserve(bytes, 0);
-      const ImageView host_in{fi, sr, in_row, c.lane->host_in.get()};
-      {
-        TraceSpan phase("gpu-op-stage-in", r.h);
-        copy_overlap(c.host->view(), host_in);
-      }
-      din = c.scratch.alloc(bytes);
-      TW_CUDA_CHECK(cudaMemcpyAsync(din, c.lane->host_in.get(), bytes, cudaMemcpyHostToDevice, s));
-      count_uploaded(bytes);
+      din = upload_staged(c, fi, sr);  // the chain's first op: its input, read by stage(), goes up once
     }
     const size_t out_row = static_cast<size_t>(r.w) * fo.bytes_per_pixel();
     auto* dout = reinterpret_cast<Out*>(pitch == out_row ? dst : c.scratch.alloc(out_row * static_cast<size_t>(r.h)));
@@ -223,37 +264,7 @@ class CudaOpSource final : public TileSource, public DeviceTiles {
         [&](const ImageView& piece) { read_piece(piece); }, gpu_read_piece_bytes());
   }
 
-  void read_piece(const ImageView& dst) const {
-    const Rect r = dst.rect;
-    const PixelFormat fo = out_format<Op>();
-    // The input is read before a lane is taken: it may itself be a GPU op
-    // drawing on the same shared pool, and holding a lane while waiting for
-    // another could leave every lane waiting.
-    Image host;
-    stage(r, host);
-    TraceSpan span("gpu-op", r.h);
-    cuda::DeviceScope scope(pool_.device());
-    auto lane = pool_.acquire();
-    const size_t out_bytes = static_cast<size_t>(r.w * r.h) * fo.bytes_per_pixel();
-    {
-      TraceSpan phase("gpu-op-reserve", r.h);
-      lane->reserve(0, out_bytes);
-    }
-    const cudaStream_t s = lane->stream.get();
-    {
-      DeviceChain c{s, &*lane, &host, cuda::StreamScratch(s)};
-      compute(r, lane->dev_out.get(), static_cast<size_t>(r.w) * fo.bytes_per_pixel(), c);
-      TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), lane->dev_out.get(), out_bytes, cudaMemcpyDeviceToHost, s));
-      count_downloaded(out_bytes);
-    }
-    {
-      TraceSpan phase("gpu-op-sync", r.h);
-      lane->stream.sync();
-    }
-    TraceSpan out_span("gpu-op-copy-out", r.h);
-    const size_t row = static_cast<size_t>(r.w) * fo.bytes_per_pixel();
-    for (int64_t y = 0; y < r.h; ++y) std::memcpy(dst.row_bytes(r.y + y), lane->host_out.get() + y * row, row);
-  }
+  void read_piece(const ImageView& dst) const { read_chain_piece(*this, pool_, dst); }
 
  private:
   // Whether this op's input for `sr` comes from the op below on the device:

@@ -69,7 +69,7 @@ void for_each_cell_on_device(const TileSource& in, const std::vector<Rect>& cell
     const Rect& r = cells[static_cast<size_t>(b)];
     const size_t bytes = static_cast<size_t>(r.area()) * f.bytes_per_pixel();
     if (on_device) {
-      Image host;
+      StagedInputs host;
       chain->stage(r, host);  // before taking a lane, as a GPU op's read does
       cuda::DeviceScope scope(pool.device());
       auto lane = pool.acquire();

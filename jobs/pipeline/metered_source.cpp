@@ -16,7 +16,7 @@ class MeteredDeviceTiles final : public DeviceTiles {
  public:
   MeteredDeviceTiles(const DeviceTiles& in, StepMeter& meter) : in_(in), meter_(meter) {}
   int device() const override { return in_.device(); }
-  void stage(const Rect& r, Image& host) const override { in_.stage(r, host); }
+  void stage(const Rect& r, StagedInputs& host) const override { in_.stage(r, host); }
   void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& chain) const override {
     meter_.visits.fetch_add(1, std::memory_order_relaxed);
     meter_.pixels.fetch_add(r.area(), std::memory_order_relaxed);

@@ -378,6 +378,46 @@ TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
   EXPECT_GE(small.split_tiles, tiles);
 }
 
+// A math step joining two GPU chains (as the nuclei's `math mask h8 tissue`)
+// runs on the GPU as part of one fused read: neither chain's result comes
+// down, the Gaussian after it takes its result on the device, and only the
+// output comes down; the RGB input goes up once per chain. The output is
+// the CPU's at every tile size and out of core. With a host input (the
+// slide's gray stored: read by three steps) the step uploads it and still
+// gives the CPU's bytes.
+TEST(PipelineCudaResidency, MathJoinsTwoGpuChains) {
+  TW_REQUIRE_GPU();
+  const int64_t w = 1000, h = 777;
+  const double pixels = static_cast<double>(w * h);
+  const auto input = test::slide(w, h, 6);
+  const std::vector<std::string> steps = {"g: filter gray input", "t: filter threshold g --value 120",
+                                          "v: filter invert g", "m: math mask v t", "filter gaussian m --sigma 2"};
+  const Image cpu = run_steps(steps, input, Backend{}, 256).image;
+  for (int64_t tile : {64, 67, 256}) {
+    SCOPED_TRACE("tile " + std::to_string(tile));
+    const StepsRun gpu = run_steps(steps, input, Backend::cuda(0), tile);
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.view()), "");
+    EXPECT_EQ(gpu.report[3]["values"]["op_device"], "cuda:0") << gpu.report[3].dump();
+    const double up = static_cast<double>(sum_of(gpu.report, "bytes_uploaded"));
+    const double down = static_cast<double>(sum_of(gpu.report, "bytes_downloaded"));
+    EXPECT_GE(down, pixels) << "the gray output comes down";
+    EXPECT_LT(down, 1.2 * pixels) << "only the output comes down: " << gpu.report.dump();
+    EXPECT_GE(up, 2 * 3 * pixels) << "the RGB input goes up for each chain";
+    EXPECT_LT(up, 1.5 * 2 * 3 * pixels) << gpu.report.dump();
+  }
+  const StepsRun small = run_steps(steps, input, Backend::cuda(0), 64, 2u << 20);
+  EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.view()), "") << "out of core";
+
+  const std::vector<std::string> mixed = {"g: filter gray input", "s: filter gaussian g --sigma 3",
+                                          "d: math subtract g s", "e: math max d g", "filter gaussian e --sigma 1"};
+  const Image cpu_mixed = run_steps(mixed, input, Backend{}, 256).image;
+  for (int64_t tile : {67, 256}) {
+    const StepsRun gpu = run_steps(mixed, input, Backend::cuda(0), tile);
+    EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu_mixed.view()), "") << "tile " << tile;
+    EXPECT_EQ(gpu.report[3]["values"]["op_device"], "cuda:0");
+  }
+}
+
 // The watershed of an image and markers that GPU chains compute, without a
 // mask: its labels are the CPU's at every tile size, and out of core. (On
 // 16 cores this once failed at random, the CPU's reference wrong: the

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tests/kernels/math_operands.hpp"
 #include "tests/kernels/registered_op.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -93,26 +94,6 @@ Image reference_mask(const Image& a, const Image& m) {
   return out;
 }
 
-// Random samples, half of them set to zero (masks), and some copied from
-// `like` (equal operands: ties, 0 - 0, -0 against 0).
-Image operand(PixelFormat fmt, int64_t w, int64_t h, uint64_t seed, const Image* like = nullptr) {
-  Image img = test::random_samples(fmt, w, h, seed, -3, 3);
-  std::mt19937_64 rng(seed * 7 + 1);
-  const size_t sb = sample_bytes(fmt.type);
-  for (int64_t y = 0; y < h; ++y)
-    for (int64_t i = 0; i < w * fmt.channels; ++i) {
-      const uint64_t r = rng() % 8;
-      uint8_t* p = img.row_bytes(y) + i * sb;
-      if (r < 2) std::memset(p, 0, sb);
-      if (r == 2 && like) std::memcpy(p, like->row_bytes(y) + i * sb, sb);
-      if (r == 3 && fmt.type == SampleType::kF32) {
-        const float z = -0.f;
-        std::memcpy(p, &z, 4);
-      }
-    }
-  return img;
-}
-
 test::OpRun run(const std::string& op, const Image& a, const Image& b, int64_t tile = 0) {
   return test::run_registered(op, {test::named_source(a, "A.tif"), test::named_source(b, "B.tif")}, {}, tile);
 }
@@ -122,8 +103,8 @@ TEST(Math, Reference) {
   for (const char* op : {"subtract", "min", "max"})
     for (SampleType t : kTypes)
       for (int c = 1; c <= 4; ++c) {
-        const Image a = operand(PixelFormat{t, c}, 67, 45, seed++);
-        const Image b = operand(PixelFormat{t, c}, 67, 45, seed++, &a);
+        const Image a = test::math_operand(PixelFormat{t, c}, 67, 45, seed++);
+        const Image b = test::math_operand(PixelFormat{t, c}, 67, 45, seed++, &a);
         const auto r = run(op, a, b);
         EXPECT_EQ(test::bits_diff(r.image.view(), reference_math(op, a, b).view()), "")
             << op << " " << sample_name(t) << " x" << c;
@@ -137,8 +118,8 @@ TEST(Math, MaskReference) {
     for (int c = 1; c <= 4; ++c)
       for (SampleType mt : kTypes)
         for (int mc : {1, c}) {
-          const Image a = operand(PixelFormat{t, c}, 67, 45, seed++);
-          const Image m = operand(PixelFormat{mt, mc}, 67, 45, seed++);
+          const Image a = test::math_operand(PixelFormat{t, c}, 67, 45, seed++);
+          const Image m = test::math_operand(PixelFormat{mt, mc}, 67, 45, seed++);
           EXPECT_EQ(test::bits_diff(run("mask", a, m).image.view(), reference_mask(a, m).view()), "")
               << sample_name(t) << " x" << c << " masked by " << sample_name(mt) << " x" << mc;
         }
@@ -147,8 +128,9 @@ TEST(Math, MaskReference) {
 TEST(Math, TileInvariance) {
   for (auto [w, h] : {std::pair<int64_t, int64_t>{67, 45}, {300, 257}})
     for (SampleType t : kTypes) {
-      const Image a = operand(PixelFormat{t, 3}, w, h, 300 + w), b = operand(PixelFormat{t, 3}, w, h, 301 + w, &a);
-      const Image m = operand(PixelFormat{SampleType::kU8, 1}, w, h, 302 + w);
+      const Image a = test::math_operand(PixelFormat{t, 3}, w, h, 300 + w),
+                  b = test::math_operand(PixelFormat{t, 3}, w, h, 301 + w, &a);
+      const Image m = test::math_operand(PixelFormat{SampleType::kU8, 1}, w, h, 302 + w);
       for (const char* op : {"subtract", "min", "max", "mask"}) {
         const Image& second = std::string(op) == "mask" ? m : b;
         const Image whole = run(op, a, second).image;
@@ -201,7 +183,7 @@ TEST(Math, WorstCases) {
   EXPECT_FALSE(std::signbit(masked.row<float>(0)[4]));
   // 1 x N and N x 1.
   for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 300}, {300, 1}}) {
-    const Image a = operand(kRgb8, w, h, 9), b = operand(kRgb8, w, h, 10);
+    const Image a = test::math_operand(kRgb8, w, h, 9), b = test::math_operand(kRgb8, w, h, 10);
     EXPECT_EQ(test::bits_diff(run("subtract", a, b, 64).image.view(), reference_math("subtract", a, b).view()), "");
   }
 }
@@ -219,7 +201,7 @@ TEST(Math, BadInput) {
             "mask: B.tif is u8 x4 (RGBA) but A.tif is u8 x3 (RGB); the mask needs 1 channel or 3");
   EXPECT_EQ(test::check_error("max", {{kRgb8, "A.tif"}}), "max takes 2 image(s), not 1");
   // Sizes: found when the op runs (a pipeline's types are known before its sizes).
-  const Image a = operand(kGray8, 67, 45, 1), b = operand(kGray8, 67, 44, 2);
+  const Image a = test::math_operand(kGray8, 67, 45, 1), b = test::math_operand(kGray8, 67, 44, 2);
   for (const char* op : {"subtract", "min", "max", "mask"}) {
     try {
       run(op, a, b);

@@ -143,7 +143,7 @@ class RowPassSource final : public TileSource {
       fill(c.row<uint16_t>(y));
     else
       fill(c.row<int32_t>(y));
-    edt::row_pass<D>(g2.data(), W_, d2.data(), s.data(), t.data());
+    edt::row_pass_runs<D>(g2.data(), W_, d2.data(), s.data(), t.data());
     float* o = out.row<float>(y);
     for (int64_t x = 0; x < W_; ++x) {
       const int64_t v = d2[static_cast<size_t>(x)];

@@ -46,4 +46,24 @@ void row_pass(const I* g2, int64_t n, I* out, I* s, I* t) {
   }
 }
 
+// The same result, run by run: a background pixel (g2 == 0) is 0 and bounds
+// every pixel beyond it (for u right of a zero at z and any i < z,
+// (u - i)^2 + g2[i] > (u - z)^2), so each run of non-zero g2 is a row pass
+// of its own over the run and the zero on each side. Background rows, most
+// of a slide's, cost one scan instead of the envelope's divisions.
+template <class I>
+void row_pass_runs(const I* g2, int64_t n, I* out, I* s, I* t) {
+  int64_t x = 0;
+  while (x < n) {
+    if (g2[x] == 0) {
+      out[x++] = 0;
+      continue;
+    }
+    const int64_t a = x;
+    while (x < n && g2[x] != 0) ++x;
+    const int64_t lo = a > 0 ? a - 1 : a, hi = x < n ? x + 1 : x;
+    row_pass<I>(g2 + lo, hi - lo, out + lo, s, t);
+  }
+}
+
 }  // namespace tw::edt

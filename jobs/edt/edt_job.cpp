@@ -133,10 +133,12 @@ class RowPassSource final : public TileSource {
     thread_local std::vector<D> g2, d2, s, t;
     const size_t w = static_cast<size_t>(W_);
     g2.resize(w), d2.resize(w), s.resize(w), t.resize(w);
+    // In D throughout (32 bits for most images), so that both loops vectorise.
+    const D inf = static_cast<D>(inf_), inf2 = static_cast<D>(inf2_);
     auto fill = [&](auto* gd) {
       for (int64_t x = 0; x < W_; ++x) {
-        const int64_t v = gd[x];
-        g2[static_cast<size_t>(x)] = v >= inf_ ? static_cast<D>(inf2_) : static_cast<D>(v * v);
+        const D v = static_cast<D>(gd[x]);
+        g2[static_cast<size_t>(x)] = v >= inf ? inf2 : v * v;
       }
     };
     if (c.fmt.type == SampleType::kU16)
@@ -146,9 +148,8 @@ class RowPassSource final : public TileSource {
     edt::row_pass_runs<D>(g2.data(), W_, d2.data(), s.data(), t.data());
     float* o = out.row<float>(y);
     for (int64_t x = 0; x < W_; ++x) {
-      const int64_t v = d2[static_cast<size_t>(x)];
-      o[x] =
-          v >= inf2_ ? std::numeric_limits<float>::infinity() : static_cast<float>(std::sqrt(static_cast<double>(v)));
+      const D v = d2[static_cast<size_t>(x)];
+      o[x] = v >= inf2 ? std::numeric_limits<float>::infinity() : static_cast<float>(std::sqrt(static_cast<double>(v)));
     }
   }
 

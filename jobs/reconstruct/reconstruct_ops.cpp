@@ -2,6 +2,8 @@
 // (jobs/reconstruct/reconstruct_job.hpp runs them out of core).
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <type_traits>
 
 #include "engine/map_source.hpp"
 #include "engine/op_registry.hpp"
@@ -79,17 +81,23 @@ std::function<void(const ImageView&, const ImageView&)> marker_from_rows(MapSour
 
 // rows[0] - h, or rows[0] - rows[1]: both saturate at zero.
 MapSource::RowFn saturating_difference(PixelFormat fmt, int64_t h) {
-  return [fmt, h](const std::vector<const uint8_t*>& rows, uint8_t* out, int64_t, int64_t, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if (fmt.type == SampleType::kU8) {
-        const int64_t b = rows.size() > 1 ? rows[1][i] : h;
-        out[i] = static_cast<uint8_t>(std::max<int64_t>(0, rows[0][i] - b));
-      } else {
-        const auto* s = reinterpret_cast<const uint16_t*>(rows[0]);
-        const int64_t b = rows.size() > 1 ? reinterpret_cast<const uint16_t*>(rows[1])[i] : h;
-        reinterpret_cast<uint16_t*>(out)[i] = static_cast<uint16_t>(std::max<int64_t>(0, s[i] - b));
-      }
+  // One loop per case, without branches inside, so that each vectorises.
+  auto rows_of = [h](auto* s, const uint8_t* b_bytes, auto* o, int64_t n) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(s)>>;
+    if (b_bytes) {
+      const auto* b = reinterpret_cast<const T*>(b_bytes);
+      for (int64_t i = 0; i < n; ++i) o[i] = s[i] > b[i] ? static_cast<T>(s[i] - b[i]) : T(0);
+    } else {
+      const T c = static_cast<T>(std::min<int64_t>(h, std::numeric_limits<T>::max()));
+      for (int64_t i = 0; i < n; ++i) o[i] = s[i] > c ? static_cast<T>(s[i] - c) : T(0);
     }
+  };
+  return [fmt, rows_of](const std::vector<const uint8_t*>& rows, uint8_t* out, int64_t, int64_t, int64_t n) {
+    const uint8_t* b = rows.size() > 1 ? rows[1] : nullptr;
+    if (fmt.type == SampleType::kU8)
+      rows_of(rows[0], b, out, n);
+    else
+      rows_of(reinterpret_cast<const uint16_t*>(rows[0]), b, reinterpret_cast<uint16_t*>(out), n);
   };
 }
 

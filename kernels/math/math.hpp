@@ -119,6 +119,10 @@ void math_row(const T* a, const T* b, T* out, int64_t n) {
 // 0.15 s of thread time against 0.08 s.)
 template <class T, class M>
 void mask_row(const T* a, const M* b, T* out, int64_t n, int channels, int b_channels) {
+  if (channels == 1) {  // the common case, a loop the compiler vectorises
+    for (int64_t i = 0; i < n; ++i) out[i] = b[i] != M(0) ? a[i] : T(0);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i)
     for (int c = 0; c < channels; ++c) {
       const M m = b_channels == 1 ? b[i] : b[i * channels + c];

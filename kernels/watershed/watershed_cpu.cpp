@@ -21,20 +21,32 @@ uint64_t heap_key(const WsCost& c) {
 constexpr int kDx[8] = {1, -1, 0, 0, 1, 1, -1, -1};  // the 4-neighbours first
 constexpr int kDy[8] = {0, 0, 1, -1, 1, -1, 1, -1};
 
+// N: the connectivity, a template parameter so that the neighbour loop
+// unrolls. Pixels are addressed by base pointer and byte stride (no row
+// tables), and a queued pixel by its 32-bit index in the grown tile.
+template <int N>
 class Flood {
  public:
-  Flood(const ImageView& j, const ImageView& i, const Rect& core, int connectivity, RadixHeap& heap,
-        const uint8_t* in_region = nullptr)
-      : w_(core.w), h_(core.h), n_(connectivity == 8 ? 8 : 4), heap_(heap), in_region_(in_region) {
-    jr_.resize(static_cast<size_t>(h_ + 2));
-    for (int64_t y = -1; y <= h_; ++y) jr_[static_cast<size_t>(y + 1)] = j.ptr<WsCost>(core.x, core.y + y);
-    ir_.resize(static_cast<size_t>(h_));
-    for (int64_t y = 0; y < h_; ++y) ir_[static_cast<size_t>(y)] = i.ptr<WsInput>(core.x, core.y + y);
+  Flood(const ImageView& j, const ImageView& i, const Rect& core, RadixHeap& heap, const uint8_t* in_region = nullptr)
+      : w_(core.w),
+        h_(core.h),
+        gw_(static_cast<uint32_t>(core.w + 2)),
+        jbase_(reinterpret_cast<uint8_t*>(j.ptr<WsCost>(core.x - 1, core.y - 1))),
+        jstride_(static_cast<int64_t>(j.stride)),
+        ibase_(reinterpret_cast<const uint8_t*>(i.ptr<WsInput>(core.x, core.y))),
+        istride_(static_cast<int64_t>(i.stride)),
+        heap_(heap),
+        in_region_(in_region) {
     heap_.clear();
   }
 
   // Rows -1 .. h (the halo's at -1 and h; columns -1 and w likewise).
-  WsCost& at(int64_t x, int64_t y) { return jr_[static_cast<size_t>(y + 1)][x]; }
+  WsCost& at(int64_t x, int64_t y) {
+    return *reinterpret_cast<WsCost*>(jbase_ + (y + 1) * jstride_ + (x + 1) * int64_t{sizeof(WsCost)});
+  }
+  const WsInput& input(int64_t x, int64_t y) const {
+    return *reinterpret_cast<const WsInput*>(ibase_ + y * istride_ + x * int64_t{sizeof(WsInput)});
+  }
 
   // The core from scratch: seeds set and queued, every other pixel
   // unreached until a path comes; the halo's reached pixels queued as
@@ -47,7 +59,8 @@ class Flood {
   // Only the listed pixels (indices y * w + x) from scratch; the rest of
   // the core is neither read nor written.
   void start(const std::vector<uint32_t>& region) {
-    for (const uint32_t k : region) reset(k % w_, k / w_);
+    const uint32_t w = static_cast<uint32_t>(w_);
+    for (const uint32_t k : region) reset(k % w, k / w);
     sources();
   }
 
@@ -63,22 +76,22 @@ class Flood {
   // Pops in (m, d, label) order: a pixel's first valid pop is final, and
   // its first offer of the lowest (m, d) came from the cheapest neighbour.
   void run() {
-    const int64_t gw = w_ + 2;
     while (!heap_.empty()) {
       const RadixItem it = heap_.pop();
-      const int64_t x = it.b % gw - 1, y = it.b / gw - 1;
+      const int64_t x = static_cast<int64_t>(it.b % gw_) - 1, y = static_cast<int64_t>(it.b / gw_) - 1;
       const WsCost c = at(x, y);
       if (heap_key(c) != it.key || c.label != it.a) continue;  // stale (a core pixel offered less since)
-      for (int k = 0; k < n_; ++k) {
+      const bool inner = x > 0 && x < w_ - 1 && y > 0 && y < h_ - 1;
+      for (int k = 0; k < N; ++k) {
         const int64_t nx = x + kDx[k], ny = y + kDy[k];
-        if (nx >= 0 && nx < w_ && ny >= 0 && ny < h_) relax(c, nx, ny);
+        if (inner || (nx >= 0 && nx < w_ && ny >= 0 && ny < h_)) relax(c, nx, ny);
       }
     }
   }
 
  private:
   void reset(int64_t x, int64_t y) {
-    const WsInput& in = ir_[static_cast<size_t>(y)][x];
+    const WsInput& in = input(x, y);
     WsCost& c = at(x, y);
     if (in.inside && in.seed) {
       c = WsCost{in.key, 0, in.seed};
@@ -89,14 +102,14 @@ class Flood {
   }
 
   void push(const WsCost& c, int64_t x, int64_t y) {
-    heap_.push(heap_key(c), c.label, static_cast<uint32_t>((y + 1) * (w_ + 2) + (x + 1)));
+    heap_.push(heap_key(c), c.label, static_cast<uint32_t>(y + 1) * gw_ + static_cast<uint32_t>(x + 1));
   }
 
   // An offer replaces the pixel's only when strictly cheaper in (m, d): of
   // equal offers the first, from the neighbour popped first, stands.
   void relax(const WsCost& from, int64_t x, int64_t y) {
     if (in_region_ && !in_region_[y * w_ + x]) return;
-    const WsInput& in = ir_[static_cast<size_t>(y)][x];
+    const WsInput& in = input(x, y);
     if (!in.inside || in.seed) return;  // seeds keep their own label
     const WsCost n = ws_extend(from, in.key);
     WsCost& cur = at(x, y);
@@ -106,12 +119,27 @@ class Flood {
   }
 
   int64_t w_, h_;
-  int n_;
+  uint32_t gw_;
+  uint8_t* jbase_;
+  int64_t jstride_;
+  const uint8_t* ibase_;
+  int64_t istride_;
   RadixHeap& heap_;
   const uint8_t* in_region_;
-  std::vector<WsCost*> jr_;
-  std::vector<const WsInput*> ir_;
 };
+
+// Runs fn(flood) on a Flood of the connectivity asked for.
+template <class Fn>
+void with_flood(const ImageView& j, const ImageView& i, const Rect& core, int connectivity, RadixHeap& heap,
+                const uint8_t* in_region, Fn&& fn) {
+  if (connectivity == 8) {
+    Flood<8> f(j, i, core, heap, in_region);
+    fn(f);
+  } else {
+    Flood<4> f(j, i, core, heap, in_region);
+    fn(f);
+  }
+}
 
 class Rule : public TilePropagator {
  public:
@@ -150,9 +178,10 @@ bool watershed_flood_tile(const ImageView& j, const ImageView& i, const Rect& co
   const size_t row = static_cast<size_t>(core.w) * sizeof(WsCost);
   before.resize(static_cast<size_t>(core.w * core.h));
   for (int64_t y = 0; y < core.h; ++y) std::memcpy(before.data() + y * core.w, j.ptr<WsCost>(core.x, core.y + y), row);
-  Flood f(j, i, core, connectivity, heap);
-  f.start();
-  f.run();
+  with_flood(j, i, core, connectivity, heap, nullptr, [](auto& f) {
+    f.start();
+    f.run();
+  });
   for (int64_t y = 0; y < core.h; ++y)
     if (std::memcmp(before.data() + y * core.w, j.ptr<WsCost>(core.x, core.y + y), row) != 0) return true;
   return false;
@@ -163,9 +192,10 @@ void watershed_flood_region(const ImageView& j, const ImageView& i, const Rect& 
   TW_ASSERT(j.fmt.bytes_per_pixel() == sizeof(WsCost) && i.fmt.bytes_per_pixel() == sizeof(WsInput));
   TW_ASSERT((core.w + 2) * (core.h + 2) <= int64_t{0xFFFFFFFF});
   thread_local RadixHeap heap;
-  Flood f(j, i, core, connectivity, heap, in_region);
-  f.start(region);
-  f.run();
+  with_flood(j, i, core, connectivity, heap, in_region, [&](auto& f) {
+    f.start(region);
+    f.run();
+  });
 }
 
 std::unique_ptr<TilePropagator> make_watershed_rule(int connectivity) {

@@ -65,7 +65,12 @@ class CpuOpSource final : public TileSource {
       tbb::parallel_for(r.y, r.y1(), [&](int64_t y) {
         const In* s = src.row<In>(y);
         Out* o = dst.row<Out>(y);
-        for (int64_t i = 0; i < r.w; ++i) op_(s + i * Op::kIn, o + i * Op::kOut);
+        // The op and the width local to the row: a u8 store may alias
+        // anything reached through a pointer, so through op_ and r the
+        // compiler reloaded both for every pixel and did not vectorise.
+        const Op op = op_;
+        const int64_t w = r.w;
+        for (int64_t i = 0; i < w; ++i) op(s + i * Op::kIn, o + i * Op::kOut);
       });
     } else if constexpr (std::is_same_v<Cat, Neighborhood> && has_cpu_block<Op>::value) {
       // The op's own CPU kernel for a block (where whole rows vectorise far
@@ -82,7 +87,9 @@ class CpuOpSource final : public TileSource {
       tbb::parallel_for(r.y, r.y1(), [&](int64_t y) {
         Out* o = dst.row<Out>(y);
         Window<In> w{src.ptr<In>(r.x, y), stride, Op::kIn, r.x, y, l0.width, l0.height};
-        for (int64_t i = 0; i < r.w; ++i, w.center += Op::kIn, ++w.x) op_(w, o + i * Op::kOut);
+        const Op op = op_;  // local, as above
+        const int64_t n = r.w;
+        for (int64_t i = 0; i < n; ++i, w.center += Op::kIn, ++w.x) op(w, o + i * Op::kOut);
       });
     } else {
       static_assert(std::is_same_v<Cat, Separable>, "unknown op category");

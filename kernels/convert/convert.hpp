@@ -62,6 +62,8 @@ struct Convert {
   using In = I;
   using Out = O;
   static constexpr int kIn = C, kOut = C;
+  // From u8 the CPU looks the 256 results of one() up (engine/ops/op_source.hpp).
+  static constexpr bool kLookup = std::is_same_v<I, uint8_t>;
   double lo = 0, span = 1;  // LO and HI - LO (span != 0)
   bool ranged = true;       // integer outputs always are; f32 without --from/--to is not
 

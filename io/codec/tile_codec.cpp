@@ -108,6 +108,15 @@ void predict_rows(uint8_t* data, int64_t w, int64_t h, size_t stride, int ch) {
   }
 }
 
+// zlib's default, 6, except for u32 images (labels): their tiles, mostly
+// zeros after the predictor, compress 15% faster at 4 and 1.6% smaller
+// (libdeflate on the nuclei labels of an 8192² slide: 0.42 s and 2.99 MB
+// against 0.50 s and 3.04 MB), and deflating them was a tenth of the CPU
+// time of `tilewave nuclei`.
+int default_deflate_level(const EncodeSettings& s) {
+  return s.fmt.type == SampleType::kU32 ? 4 : 6;
+}
+
 }  // namespace
 
 void EncodeSettings::validate() const {
@@ -156,7 +165,8 @@ std::unique_ptr<TileEncoder> make_encoder(const EncodeSettings& s) {
     // The lossless codecs give the same bytes for the same tile: uniform
     // tiles (io/codec/uniform_tiles.hpp) are compressed once.
     case Codec::kDeflate:
-      return with_uniform_tile_cache(std::make_unique<DeflateEncoder>(s.level < 0 ? 6 : s.level, s.predictor));
+      return with_uniform_tile_cache(
+          std::make_unique<DeflateEncoder>(s.level < 0 ? default_deflate_level(s) : s.level, s.predictor));
     case Codec::kZstd:
       return with_uniform_tile_cache(std::make_unique<ZstdEncoder>(s.level < 0 ? 3 : s.level, s.predictor));
     case Codec::kLzw:

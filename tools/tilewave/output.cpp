@@ -30,7 +30,7 @@ std::vector<OptionSpec> output_option_specs() {
        "deflate for op results and other pixel types)"},
       {"quality", "Q", "JPEG quality 1..100 (default 90)"},
       {"subsampling", "S", "JPEG chroma subsampling 420 or 444 (default 420, at any quality)"},
-      {"level", "N", "deflate (1..12) or zstd (1..22) effort"},
+      {"level", "N", "deflate (1..12; default 6, u32 labels 4) or zstd (1..22; default 3) effort"},
       {"no-predictor", "", "no predictor for deflate/zstd/lzw"},
       {"min-size", "N", "pyramid levels until both sides are <= N pixels (default 256; Deep Zoom: 1)"},
       {"format", "F", "tiff, ome-tiff, dzi or zarr (default: by OUTPUT's name: .ome.tif, .dzi, .zarr, else tiff)"},

@@ -99,21 +99,21 @@ std::string nan_in(const float* s, int64_t x0, int64_t y, int64_t n, const std::
   return "";
 }
 
-template <class T>
-std::string keys_of(const uint8_t* row, WsInput* in, int64_t x0, int64_t y, int64_t n, const std::string& name) {
-  const T* s = reinterpret_cast<const T*>(row);
-  if constexpr (std::is_floating_point_v<T>) {
-    const std::string e = nan_in(s, x0, y, n, name);
-    if (!e.empty()) return e;
+// One row of the fixed raster in one pass: the altitude's key, whether the
+// pixel is inside the mask (M = void: no mask, all inside), and its marker
+// (dropped outside the mask, as scikit-image does). Returns the seeds.
+template <class T, class M>
+int64_t inputs_of(const uint8_t* img, const uint8_t* mask, const uint32_t* markers, WsInput* in, int64_t n) {
+  const T* s = reinterpret_cast<const T*>(img);
+  int64_t seeds = 0;
+  for (int64_t x = 0; x < n; ++x) {
+    uint32_t inside = 1;
+    if constexpr (!std::is_void_v<M>) inside = reinterpret_cast<const M*>(mask)[x] != M(0);
+    const uint32_t seed = inside ? markers[x] : 0;
+    in[x] = WsInput{ws_key(s[x]), seed, inside};
+    seeds += seed != 0;
   }
-  for (int64_t x = 0; x < n; ++x) in[x].key = ws_key(s[x]);
-  return "";
-}
-
-template <class T>
-void inside_of(const uint8_t* row, WsInput* in, int64_t n) {
-  const T* s = reinterpret_cast<const T*>(row);
-  for (int64_t x = 0; x < n; ++x) in[x].inside = s[x] != T(0);
+  return seeds;
 }
 
 void ensure(Image& img, PixelFormat fmt, const Rect& r) {
@@ -232,24 +232,32 @@ class Engine {
     ensure(wk.ib, kWsFormat, core);
     const ImageView ib = wk.ib.view();
     int64_t n_seeds = 0;
-    for (int64_t y = core.y; y < core.y1(); ++y) {
-      WsInput* in = ib.row<WsInput>(y);
-      const std::string e =
-          img.fmt().type == SampleType::kU8    ? keys_of<uint8_t>(img.row_bytes(y), in, core.x, y, core.w, name)
-          : img.fmt().type == SampleType::kU16 ? keys_of<uint16_t>(img.row_bytes(y), in, core.x, y, core.w, name)
-                                               : keys_of<float>(img.row_bytes(y), in, core.x, y, core.w, name);
-      if (!e.empty()) return fail(e);
-      if (mask_)
-        with_sample_type(ms.fmt().type, [&](auto s) { inside_of<decltype(s)>(ms.row_bytes(y), in, core.w); });
-      else
-        for (int64_t x = 0; x < core.w; ++x) in[x].inside = 1;
-      const uint32_t* m = mk.row<uint32_t>(y);
-      for (int64_t x = 0; x < core.w; ++x) {
-        // A marker outside the mask is dropped (as scikit-image does).
-        in[x].seed = in[x].inside ? m[x] : 0;
-        n_seeds += in[x].seed != 0;
+    if (img.fmt().type == SampleType::kF32)
+      for (int64_t y = core.y; y < core.y1(); ++y) {
+        const std::string e = nan_in(img.row<float>(y), core.x, y, core.w, name);
+        if (!e.empty()) return fail(e);
       }
-    }
+    auto rows = [&](auto t, auto m) {
+      using T = decltype(t);
+      using M = typename decltype(m)::type;
+      for (int64_t y = core.y; y < core.y1(); ++y)
+        n_seeds += inputs_of<T, M>(img.row_bytes(y), mask_ ? ms.row_bytes(y) : nullptr, mk.row<uint32_t>(y),
+                                   ib.row<WsInput>(y), core.w);
+    };
+    auto with_image = [&](auto m) {
+      switch (img.fmt().type) {
+        case SampleType::kU8:
+          return rows(uint8_t{}, m);
+        case SampleType::kU16:
+          return rows(uint16_t{}, m);
+        default:
+          return rows(float{}, m);
+      }
+    };
+    if (mask_)
+      with_sample_type(ms.fmt().type, [&](auto s) { with_image(std::common_type<decltype(s)>{}); });
+    else
+      with_image(std::common_type<void>{});
     st.live = true;
     seeds_ += n_seeds;
     st.edge_in.resize(sh.edge_size());
@@ -266,14 +274,21 @@ class Engine {
     const bool flood = n_seeds > 0 && !opt_.gpu;
     wk.in_region.resize(static_cast<size_t>(core.w * core.h));
     wk.region.clear();
+    // The mask's pixels, and its runs row by row (for the blob below).
+    size_t n_runs = 0;
     for (int64_t y = 0; y < core.h; ++y) {
       const WsInput* in = ib.row<WsInput>(core.y + y);
-      for (int64_t x = 0; x < core.w; ++x)
-        if (in[x].inside) {
+      uint32_t before = 0;
+      for (int64_t x = 0; x < core.w; ++x) {
+        const uint32_t inside = in[x].inside;
+        n_runs += inside && !before;
+        before = inside;
+        if (inside) {
           const uint32_t k = static_cast<uint32_t>(y * core.w + x);
           wk.region.push_back(k);
           wk.in_region[k] = 1;
         }
+      }
     }
     ensure(wk.jb, kWsFormat, core.grown(1));
     const ImageView jb = wk.jb.view();
@@ -295,11 +310,6 @@ class Engine {
     }
     for (const uint32_t k : wk.region) wk.in_region[k] = 0;
     // The blob: the mask's runs row by row, and their pixels.
-    size_t n_runs = 0;
-    for (int64_t y = 0; y < core.h; ++y) {
-      const WsInput* in = ib.row<WsInput>(core.y + y);
-      for (int64_t x = 0; x < core.w; ++x) n_runs += in[x].inside && (x == 0 || !in[x - 1].inside);
-    }
     const size_t n_px = wk.region.size();
     std::vector<uint8_t> bytes(TileBlob::bytes_for(core.h, n_runs, n_px, kb_));
     TileBlob b =

@@ -43,6 +43,19 @@ class ByteLru {
     map_[key] = lru_.begin();
     evict();
   }
+  // Whether `bytes` more would fit without evicting anything.
+  bool has_room(size_t bytes) {
+    std::lock_guard<std::mutex> l(mu_);
+    return size_ + bytes <= cap_.load(std::memory_order_relaxed);
+  }
+  // put(), but only into free room: evicts nothing.
+  void put_if_room(uint64_t key, Value v, size_t bytes) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (size_ + bytes > cap_.load(std::memory_order_relaxed) || map_.count(key)) return;
+    size_ += bytes;
+    lru_.emplace_front(key, std::move(v), bytes);
+    map_[key] = lru_.begin();
+  }
 
  private:
   using Entry = std::tuple<uint64_t, Value, size_t>;

@@ -243,13 +243,23 @@ struct TiffSource::Impl {
         return;
       }
     }
-    const bool want_cache = cache.enabled() && !chunk.intersect(dst.rect).empty() && !dst.rect.contains(chunk);
-    if (want_cache) {
+    // A chunk read in part (a neighbour's halo) is cached, evicting the
+    // least recently used: its other parts are read soon. A chunk read
+    // whole is cached only into free room, evicting nothing: a later pass
+    // over the image (a pipeline reads its input again for its output or
+    // its features) then finds what fitted, where under LRU a pass over an
+    // image larger than the cache would evict each chunk before its turn.
+    const bool part = !dst.rect.contains(chunk);
+    const size_t chunk_bytes = static_cast<size_t>(chunk.w * chunk.h) * dst.fmt.bytes_per_pixel();
+    if (cache.enabled() && !chunk.intersect(dst.rect).empty() && (part || cache.has_room(chunk_bytes))) {
       auto img = std::make_shared<Image>(dst.fmt, chunk);
       decode_chunk(level, cx, cy, img->view());
       copy_overlap(img->view(), dst);
       const size_t bytes = img->size_bytes();
-      cache.put(key, std::move(img), bytes);
+      if (part)
+        cache.put(key, std::move(img), bytes);
+      else
+        cache.put_if_room(key, std::move(img), bytes);
       return;
     }
     decode_chunk(level, cx, cy, dst);

@@ -140,6 +140,40 @@ TEST_P(TiffSourceCases, RegionsWithHaloAndBorders) {
   }
 }
 
+// Reads through the cache of decoded chunks equal reads without one, for a
+// cache larger than the image (every chunk read whole is kept) and one of a
+// few chunks (full: chunks read whole pass by, parts of chunks evict):
+// passes over the whole image, then tiles, then regions across chunks.
+TEST_P(TiffSourceCases, ReadsThroughTheChunkCache) {
+  const Case& c = GetParam();
+  test::TempDir tmp;
+  const std::string path = tmp.file("in.tif");
+  const Image img = test::pattern_image(c.fmt, c.w, c.h, 8);
+  test::write_tiff(path, img.view(), c.spec);
+  const Image want = TiffSource(path).read(0, Rect(0, 0, c.w, c.h));
+  const size_t chunk = static_cast<size_t>(c.spec.tile_w) * static_cast<size_t>(c.spec.tile_h) *
+                       c.fmt.bytes_per_pixel() * (c.spec.tiled ? 1 : 4);
+  for (const size_t cache : {want.size_bytes() * 2, chunk * 3}) {
+    TiffSource src(path);
+    src.set_read_cache(cache);
+    for (int pass = 0; pass < 3; ++pass) {
+      EXPECT_EQ(test::diff_images(src.read(0, Rect(0, 0, c.w, c.h)).view(), want.view()), "")
+          << c.name << " cache " << cache << " pass " << pass;
+      for (int64_t y = 0; y < c.h; y += 64)
+        for (int64_t x = 0; x < c.w; x += 64) {
+          const Rect r = Rect(x, y, 64, 64).intersect(want.rect());
+          Image w(want.fmt(), r);
+          copy_overlap(want.view(), w.view());
+          ASSERT_EQ(test::diff_images(src.read(0, r).view(), w.view()), "") << c.name << " tile " << r.str();
+        }
+      const Rect r = Rect(c.w / 3, c.h / 5, c.w / 2, c.h / 2);
+      Image w(want.fmt(), r);
+      copy_overlap(want.view(), w.view());
+      EXPECT_EQ(test::diff_images(src.read(0, r).view(), w.view()), "") << c.name << " region " << r.str();
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllLayouts, TiffSourceCases, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 

@@ -140,16 +140,21 @@ int cmd_nuclei(int argc, char** argv) {
   const bool made = make_outdir(dir);
   c.keeps.push_back({"labels", labels});
   c.check_plan = [&](const PipelinePlan& plan) { check_labels_step(c.pipeline, plan); };
-  c.after_outputs = [&](nlohmann::json& report, const std::vector<std::shared_ptr<const TileSource>>& kept) {
+  c.after_outputs = [&](nlohmann::json& report, const std::vector<std::shared_ptr<const TileSource>>& kept,
+                        const std::vector<std::shared_ptr<const TileSource>>& inputs) {
     FeaturesOptions fo;
     fo.mpp = a.has("mpp") ? mpp : 0;
     nlohmann::json features = nlohmann::json::object();
     // Both tables from one pass over the labels (its seconds are both's),
     // read from the run's store of them (the same pixels as labels.tif,
-    // which would be inflated again), with the slide's resolution.
+    // which would be inflated again), with the slide's resolution. The
+    // slide is read through the run's reader: its cache of decoded tiles
+    // (a share of --memory the run set apart) holds what the overlay's pass
+    // decoded last, all of a small slide.
     ExecContext ctx = context_of(common);
     const std::vector<std::string> paths = {csv, geojson};
-    const std::shared_ptr<const TileSource> slide_source = open_source(slide);
+    std::shared_ptr<const TileSource> slide_source = inputs.empty() ? nullptr : inputs.at(0);
+    if (!slide_source) slide_source = open_source(slide);
     std::shared_ptr<const TileSource> label_source = kept.at(0);
     if (!label_source) label_source = open_source(labels);
     const FeaturesStats st = write_features(label_source, slide_source, paths, fo, ctx);

@@ -150,7 +150,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   if (c.after_outputs) {
     std::vector<std::shared_ptr<const TileSource>> kept_sources;
     for (const auto& k : keep_slots) kept_sources.push_back(run.slots[static_cast<size_t>(k.first)]);
-    c.after_outputs(values, kept_sources);
+    c.after_outputs(values, kept_sources, run.inputs);
   }
   write_report(common.report, c.command, input_paths.back(), c.output, out, open_s, since(c.start), values);
   return 0;

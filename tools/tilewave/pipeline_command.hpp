@@ -32,8 +32,10 @@ struct PipelineCommand {
   // figures to the report's values (the nuclei's feature tables). `kept`:
   // the kept results as the run holds them (in the order of `keeps`), so
   // that what is measured next is read from memory, not decoded again
-  // from the file just written.
-  std::function<void(nlohmann::json& report_values, const std::vector<std::shared_ptr<const TileSource>>& kept)>
+  // from the file just written. `inputs`: the run's inputs (in the order of
+  // `inputs`), whose read caches still hold what the run decoded last.
+  std::function<void(nlohmann::json& report_values, const std::vector<std::shared_ptr<const TileSource>>& kept,
+                     const std::vector<std::shared_ptr<const TileSource>>& inputs)>
       after_outputs;
   std::chrono::steady_clock::time_point start;
 };

@@ -78,12 +78,18 @@ std::vector<Case> cases() {
 
 class TiffSourceCases : public ::testing::TestWithParam<Case> {};
 
+// The case's pattern image (from seed), written to path as the case says.
+Image write_case(const std::string& path, const Case& c, uint64_t seed) {
+  Image img = test::pattern_image(c.fmt, c.w, c.h, seed);
+  test::write_tiff(path, img.view(), c.spec);
+  return img;
+}
+
 TEST_P(TiffSourceCases, ReadsWholeLevel) {
   const Case& c = GetParam();
   test::TempDir tmp;
   const std::string path = tmp.file("in.tif");
-  const Image img = test::pattern_image(c.fmt, c.w, c.h, 5);
-  test::write_tiff(path, img.view(), c.spec);
+  const Image img = write_case(path, c, 5);
   TiffSource src(path);
   ASSERT_EQ(src.level_count(), 1);
   EXPECT_EQ(src.info().fmt, c.fmt);
@@ -107,8 +113,7 @@ TEST_P(TiffSourceCases, RegionsWithHaloAndBorders) {
   const Case& c = GetParam();
   test::TempDir tmp;
   const std::string path = tmp.file("in.tif");
-  const Image img = test::pattern_image(c.fmt, c.w, c.h, 6);
-  test::write_tiff(path, img.view(), c.spec);
+  write_case(path, c, 6);
   TiffSource src(path);
   const Image whole = src.read(0, Rect(0, 0, c.w, c.h));
   const Rect regions[] = {Rect(-5, -3, 40, 30), Rect(c.w - 20, c.h - 9, 37, 21), Rect(13, 17, 70, 45),
@@ -148,11 +153,10 @@ TEST_P(TiffSourceCases, ReadsThroughTheChunkCache) {
   const Case& c = GetParam();
   test::TempDir tmp;
   const std::string path = tmp.file("in.tif");
-  const Image img = test::pattern_image(c.fmt, c.w, c.h, 8);
-  test::write_tiff(path, img.view(), c.spec);
+  write_case(path, c, 8);
   const Image want = TiffSource(path).read(0, Rect(0, 0, c.w, c.h));
-  const size_t chunk = static_cast<size_t>(c.spec.tile_w) * static_cast<size_t>(c.spec.tile_h) *
-                       c.fmt.bytes_per_pixel() * (c.spec.tiled ? 1 : 4);
+  const int64_t chunk_px = c.spec.tiled ? int64_t{c.spec.tile_w} * c.spec.tile_h : c.w * c.spec.rows_per_strip;
+  const size_t chunk = static_cast<size_t>(chunk_px) * c.fmt.bytes_per_pixel();
   for (const size_t cache : {want.size_bytes() * 2, chunk * 3}) {
     TiffSource src(path);
     src.set_read_cache(cache);

@@ -27,6 +27,9 @@ void carry_resolution(OpResult& res, const std::vector<std::shared_ptr<const Til
 // For ops that read their input in tiles with halos: reserves the reader's
 // decode memory (reserve_decode_memory), then lets the input keep decoded
 // tiles in an eighth of the rest (at most 256 MiB); both off ctx.memory.
-void reserve_input_reads(const TileSource& in, ExecContext& ctx);
+// `reread`: the input is read again later (by several passes of a
+// pipeline): then its whole level 0, decoded, where that fits a quarter of
+// the rest, so that it is decoded once.
+void reserve_input_reads(const TileSource& in, ExecContext& ctx, bool reread = false);
 
 }  // namespace tw

@@ -39,16 +39,19 @@ class DeflateEncoder : public TileEncoder {
   ~DeflateEncoder() override { libdeflate_free_compressor(c_); }
   void encode(const ImageView& tile, std::vector<uint8_t>& out) override {
     pack_tile(tile, predictor_, buf_);
-    out.resize(libdeflate_zlib_compress_bound(c_, buf_.size()));
-    const size_t n = libdeflate_zlib_compress(c_, buf_.data(), buf_.size(), out.data(), out.size());
+    // Into the encoder's own buffer, then only the bytes made into `out`:
+    // sizing `out` to the bound zeroed (and faulted in) a tile's worth of
+    // fresh memory for a few kilobytes of labels.
+    z_.resize(libdeflate_zlib_compress_bound(c_, buf_.size()));
+    const size_t n = libdeflate_zlib_compress(c_, buf_.data(), buf_.size(), z_.data(), z_.size());
     if (n == 0) throw InternalError("deflate compression failed");
-    out.resize(n);
+    out.assign(z_.begin(), z_.begin() + static_cast<std::ptrdiff_t>(n));
   }
 
  private:
   libdeflate_compressor* c_;
   bool predictor_;
-  std::vector<uint8_t> buf_;
+  std::vector<uint8_t> buf_, z_;
 };
 
 class ZstdEncoder : public TileEncoder {
@@ -59,17 +62,17 @@ class ZstdEncoder : public TileEncoder {
   ~ZstdEncoder() override { ZSTD_freeCCtx(c_); }
   void encode(const ImageView& tile, std::vector<uint8_t>& out) override {
     pack_tile(tile, predictor_, buf_);
-    out.resize(ZSTD_compressBound(buf_.size()));
-    const size_t n = ZSTD_compressCCtx(c_, out.data(), out.size(), buf_.data(), buf_.size(), level_);
+    z_.resize(ZSTD_compressBound(buf_.size()));  // as DeflateEncoder: only the bytes made go to `out`
+    const size_t n = ZSTD_compressCCtx(c_, z_.data(), z_.size(), buf_.data(), buf_.size(), level_);
     if (ZSTD_isError(n)) throw InternalError(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-    out.resize(n);
+    out.assign(z_.begin(), z_.begin() + static_cast<std::ptrdiff_t>(n));
   }
 
  private:
   ZSTD_CCtx* c_;
   int level_;
   bool predictor_;
-  std::vector<uint8_t> buf_;
+  std::vector<uint8_t> buf_, z_;
 };
 
 class LzwTileEncoder : public TileEncoder {

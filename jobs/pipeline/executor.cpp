@@ -204,17 +204,21 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
   run.inputs = run.slots;
   set_big_buffer_budget(ctx.memory);
   // The inputs' readers: decode memory for each; a cache of decoded tiles
-  // for those read with halos (reductions read each pixel once).
+  // for those read with halos (reductions read each pixel once), holding the
+  // whole input where several steps read it (the nuclei pipeline reads the
+  // slide for Otsu's chain, for the overlay, and again for the features).
   for (size_t k = 0; k < inputs.size(); ++k) {
     bool halo_reads = false;
+    int readers = 0;
     for (const auto& ps : plan.steps)
-      if (std::count(ps.reads.begin(), ps.reads.end(), static_cast<int>(k)) &&
-          ps.step->op->category != OpCategory::kReduction)
-        halo_reads = true;
+      if (std::count(ps.reads.begin(), ps.reads.end(), static_cast<int>(k))) {
+        ++readers;
+        if (ps.step->op->category != OpCategory::kReduction) halo_reads = true;
+      }
     // Through the input as the steps read it: a split JPEG input (CUDA)
     // keeps part of the cache for the coefficients its GPU chains stage.
     if (halo_reads)
-      reserve_input_reads(*run.inputs[k], ctx);
+      reserve_input_reads(*run.inputs[k], ctx, readers > 1);
     else
       ctx.take_memory(reserve_decode_memory(*run.inputs[k], ctx.memory, ctx.thread_count()));
   }

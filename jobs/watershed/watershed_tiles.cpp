@@ -298,7 +298,8 @@ class Engine {
         sh.ring_pos(k, x, y);
         *jb.ptr<WsCost>(core.x + x, core.y + y) = kWsNeutral;
       }
-      watershed_flood_region(jb, ib, core, opt_.connectivity, wk.region, wk.in_region.data());
+      // The region is every mask pixel, and ib is whole: no region map.
+      watershed_flood_region(jb, ib, core, opt_.connectivity, wk.region, nullptr);
       loaded_px_ += static_cast<int64_t>(wk.region.size());
       st.edges.assign(sh.edge_size(), kWsNeutral);
       for (int64_t e = 0; e < static_cast<int64_t>(sh.edge_size()); ++e) {
@@ -680,7 +681,7 @@ class LabelSource : public TileSource {
 WsTilesResult watershed_tiles(const TileSource& image, const TileSource& markers, const TileSource* mask,
                               const WsTilesOptions& opt) {
   const int64_t W = image.level(0).width, H = image.level(0).height, tile = opt.tile;
-  if (tile > 65535) throw InputError("--tile must be at most 65535 for watershed");
+  if (tile > kWsTileMax) throw InputError("--tile must be at most " + std::to_string(kWsTileMax) + " for watershed");
   const SampleType type = image.info().fmt.type;
   const int kb = type == SampleType::kU8 ? 1 : type == SampleType::kU16 ? 2 : 4;
   const TileGrid grid{W, H, tile, tile};

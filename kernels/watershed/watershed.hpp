@@ -50,6 +50,10 @@ TW_HD bool ws_before(const WsCost& a, const WsCost& b) {
   return a.label < b.label;
 }
 
+// The largest tile side the CPU flood takes: a queued pixel's column and
+// row in the tile grown by its halo (0 .. side + 1) fit 16 bits each.
+constexpr int64_t kWsTileMax = 65534;
+
 // The raster format of both J and I.
 constexpr PixelFormat kWsFormat{SampleType::kU32, 3};
 
@@ -97,7 +101,8 @@ bool watershed_flood_tile(const ImageView& j, const ImageView& i, const Rect& co
 // flood): then no path leaves it inside the tile, and flooding it alone
 // from its seeds and the halo gives exactly what the whole tile's flood
 // gives it. Only the region's pixels of j and i are read or written (and
-// the halo ring of j, read).
+// the halo ring of j, read). in_region may be null when the region is every
+// pixel of i inside the mask (and all of i is set).
 void watershed_flood_region(const ImageView& j, const ImageView& i, const Rect& core, int connectivity,
                             const std::vector<uint32_t>& region, const uint8_t* in_region);
 

@@ -564,6 +564,58 @@ TEST(PipelineReport, PerStepFigures) {
   EXPECT_TRUE(rep[2]["stored_input"].get<bool>());
 }
 
+// An input that records the read cache it is given.
+class CacheRecorder final : public TileSource {
+ public:
+  explicit CacheRecorder(std::shared_ptr<const TileSource> in) : in_(std::move(in)) { info_ = in_->info(); }
+  void set_read_cache(size_t bytes) const override { cache = bytes; }
+  mutable size_t cache = 0;
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override { in_->read(level, dst); }
+
+ private:
+  std::shared_ptr<const TileSource> in_;
+};
+
+// An input that several steps read (the nuclei pipeline's slide: Otsu's
+// chain, then the overlay) keeps its whole level 0 decoded where that fits
+// a quarter of the budget, so that it is decoded once; an input one step
+// reads keeps the usual eighth. The outputs are the same either way.
+TEST(PipelineInputCache, AnInputSeveralStepsReadIsKeptWhole) {
+  const int64_t w = 301, h = 257;
+  const size_t whole = static_cast<size_t>(w * h * 3);
+  const test::Chain once{"once", {{"filter gray", {0}}, {"filter gaussian --sigma 2", {1}}}, {}, ""};
+  const test::Chain twice{
+      "twice",
+      {{"filter gray", {0}}, {"filter threshold --otsu", {1}}, {"g: filter gray input", {0}}, {"math max 2 g", {2, 3}}},
+      {{"math", "max"}},
+      ""};
+  Image first;
+  for (const size_t memory : {whole * 5, size_t{1} << 30}) {
+    SCOPED_TRACE("memory " + std::to_string(memory));
+    for (const test::Chain* c : {&once, &twice}) {
+      SCOPED_TRACE(c->name);
+      const auto input = std::make_shared<CacheRecorder>(test::slide(w, h, 2));
+      ExecContext ctx;
+      ctx.tile = 64;
+      ctx.memory = memory;
+      const test::ChainRun r = test::run_chain(*c, input, ctx);
+      const size_t eighth = std::min<size_t>(memory / 8, size_t{256} << 20);
+      if (c == &once) {
+        EXPECT_EQ(input->cache, eighth);
+        continue;
+      }
+      EXPECT_EQ(input->cache, std::max(eighth, whole));
+      Image out = r.run.output()->read(0, Rect(0, 0, w, h));
+      if (first.empty())
+        first = std::move(out);
+      else
+        EXPECT_EQ(test::bytes_diff(out.view(), first.view()), "");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tw
 

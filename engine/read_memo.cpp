@@ -26,6 +26,7 @@ class MemoSource final : public TileSource {
   }
   const RawTiles* raw_tiles() const override { return in_->raw_tiles(); }
   void set_read_cache(size_t bytes) const override { in_->set_read_cache(bytes); }
+  size_t read_cache_for_level0() const override { return in_->read_cache_for_level0(); }
   size_t decode_unit_bytes(int level) const override { return in_->decode_unit_bytes(level); }
   void set_decode_budget(size_t bytes) const override { in_->set_decode_budget(bytes); }
   Image read_associated(const std::string& name) const override { return in_->read_associated(name); }

@@ -100,6 +100,9 @@ class TileSource {
   // tiles with halos decode each stored tile once instead of up to nine
   // times). A no-op for sources with nothing to decode.
   virtual void set_read_cache(size_t bytes) const { (void)bytes; }
+  // What set_read_cache needs to keep every stored tile of level 0 decoded
+  // (for an input read in several passes); 0 where there is no cache.
+  virtual size_t read_cache_for_level0() const { return 0; }
 
   // Memory a reader needs to decode one native unit of the level (a tile or
   // strip, or a row of a strip too large to decode whole): a size set by the

@@ -17,10 +17,8 @@ void reserve_input_reads(const TileSource& in, ExecContext& ctx, bool reread) {
   ctx.take_memory(reserve_decode_memory(in, ctx.memory, ctx.thread_count()));
   size_t cache = std::min<size_t>(ctx.memory / 8, size_t{256} << 20);
   if (reread) {
-    const LevelInfo& l0 = in.level(0);
-    const double whole = static_cast<double>(l0.width) * static_cast<double>(l0.height) *
-                         static_cast<double>(in.info().fmt.bytes_per_pixel());
-    if (whole <= static_cast<double>(ctx.memory / 4)) cache = std::max(cache, static_cast<size_t>(whole));
+    const size_t whole = in.read_cache_for_level0();
+    if (whole <= ctx.memory / 4) cache = std::max(cache, whole);
   }
   in.set_read_cache(cache);
   ctx.take_memory(cache);

@@ -675,6 +675,11 @@ void TiffSource::set_read_cache(size_t bytes) const {
   impl_->cache.set_capacity(bytes);
 }
 
+size_t TiffSource::read_cache_for_level0() const {
+  const LevelInfo& l = level(0);
+  return static_cast<size_t>(l.width) * static_cast<size_t>(l.height) * info().fmt.bytes_per_pixel();
+}
+
 size_t TiffSource::decode_unit_bytes(int level) const {
   return impl_->levels.at(static_cast<size_t>(level)).unit_bytes;
 }

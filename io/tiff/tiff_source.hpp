@@ -36,6 +36,7 @@ class TiffSource : public TileSource, public RawTiles {
   // bands), within this many bytes. 0 (the default) keeps none.
   void set_cache_bytes(size_t n);
   void set_read_cache(size_t bytes) const override;
+  size_t read_cache_for_level0() const override;
   size_t decode_unit_bytes(int level) const override;
   void set_decode_budget(size_t bytes) const override;
 

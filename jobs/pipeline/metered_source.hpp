@@ -33,6 +33,7 @@ class MeteredSource final : public TileSource {
   // pixel, counted when it asks.
   const BitPlane* bit_plane() const override;
   void set_read_cache(size_t bytes) const override { in_->set_read_cache(bytes); }
+  size_t read_cache_for_level0() const override { return in_->read_cache_for_level0(); }
   size_t decode_unit_bytes(int level) const override { return in_->decode_unit_bytes(level); }
   void set_decode_budget(size_t bytes) const override { in_->set_decode_budget(bytes); }
   const TileSource& inner() const { return *in_; }

@@ -569,6 +569,9 @@ class CacheRecorder final : public TileSource {
  public:
   explicit CacheRecorder(std::shared_ptr<const TileSource> in) : in_(std::move(in)) { info_ = in_->info(); }
   void set_read_cache(size_t bytes) const override { cache = bytes; }
+  size_t read_cache_for_level0() const override {
+    return static_cast<size_t>(level(0).width * level(0).height) * info().fmt.bytes_per_pixel();
+  }
   mutable size_t cache = 0;
 
  protected:

@@ -220,6 +220,14 @@ TEST(Nuclei, SameForEveryTileSizeAndBudget) {
   const Image b = test::read_tiff_libtiff(tmp.file("b/labels.tif"), 0);
   EXPECT_EQ(test::diff_images(a.view(), b.view()), "");
   EXPECT_EQ(slurp(tmp.file("a/nuclei.csv")), slurp(tmp.file("b/nuclei.csv")));
+  // On 8 threads with memory to share, the tables are measured beside the
+  // writing of the images (each with half of the budget): the same files.
+  const auto c = test::run_cli({"nuclei", tmp.file("he.tif"), tmp.file("c"), "--threads", "8", "--memory", "9G",
+                                "--report", tmp.file("c.json")});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(test::read_json(tmp.file("c.json"))["measured_beside_writing"].get<bool>());
+  for (const std::string file : {"nuclei.csv", "nuclei.geojson", "overlay.tif", "labels.tif"})
+    EXPECT_EQ(slurp(tmp.file("a/" + file)), slurp(tmp.file("c/" + file))) << file;
   // The tables are measured from the run's own store of the labels (spilled
   // to disk at 6M): byte for byte what `tilewave features` writes from
   // labels.tif.

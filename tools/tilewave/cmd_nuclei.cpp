@@ -140,8 +140,8 @@ int cmd_nuclei(int argc, char** argv) {
   const bool made = make_outdir(dir);
   c.keeps.push_back({"labels", labels});
   c.check_plan = [&](const PipelinePlan& plan) { check_labels_step(c.pipeline, plan); };
-  c.after_outputs = [&](nlohmann::json& report, const std::vector<std::shared_ptr<const TileSource>>& kept,
-                        const std::vector<std::shared_ptr<const TileSource>>& inputs) {
+  c.with_outputs = [&](nlohmann::json& report, const std::vector<std::shared_ptr<const TileSource>>& kept,
+                       const std::vector<std::shared_ptr<const TileSource>>& inputs, size_t memory) {
     FeaturesOptions fo;
     fo.mpp = a.has("mpp") ? mpp : 0;
     nlohmann::json features = nlohmann::json::object();
@@ -152,6 +152,7 @@ int cmd_nuclei(int argc, char** argv) {
     // (a share of --memory the run set apart) holds what the overlay's pass
     // decoded last, all of a small slide.
     ExecContext ctx = context_of(common);
+    ctx.memory = memory;
     const std::vector<std::string> paths = {csv, geojson};
     std::shared_ptr<const TileSource> slide_source = inputs.empty() ? nullptr : inputs.at(0);
     if (!slide_source) slide_source = open_source(slide);

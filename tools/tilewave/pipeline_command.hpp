@@ -28,15 +28,17 @@ struct PipelineCommand {
   // Runs after planning, before any work: a command's own checks of the
   // plan (the nuclei's labels step must make labels). Throws to refuse.
   std::function<void(const PipelinePlan& plan)> check_plan;
-  // Runs after every image is written, before the report: adds its own
-  // figures to the report's values (the nuclei's feature tables). `kept`:
-  // the kept results as the run holds them (in the order of `keeps`), so
-  // that what is measured next is read from memory, not decoded again
-  // from the file just written. `inputs`: the run's inputs (in the order of
-  // `inputs`), whose read caches still hold what the run decoded last.
+  // Runs once the steps are done, before the report: adds its own figures
+  // to the report's values (the nuclei's feature tables). `kept`: the kept
+  // results as the run holds them (in the order of `keeps`), so that what is
+  // measured is read from memory, not decoded again from the file written.
+  // `inputs`: the run's inputs (in the order of `inputs`), whose read
+  // caches hold what the run decoded last. `memory`: what it may take.
+  // With many threads and memory it runs beside the writing of the images
+  // (run_pipeline_command says when), else after it.
   std::function<void(nlohmann::json& report_values, const std::vector<std::shared_ptr<const TileSource>>& kept,
-                     const std::vector<std::shared_ptr<const TileSource>>& inputs)>
-      after_outputs;
+                     const std::vector<std::shared_ptr<const TileSource>>& inputs, size_t memory)>
+      with_outputs;
   std::chrono::steady_clock::time_point start;
 };
 

@@ -47,7 +47,6 @@ class BesideTask {
       }
     });
   }
-  bool started() const { return thread_.joinable(); }
   void finish() {
     thread_.join();
     if (error_) std::rethrow_exception(error_);
@@ -157,9 +156,12 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   std::vector<std::shared_ptr<const TileSource>> kept_sources;
   for (const auto& k : keep_slots) kept_sources.push_back(run.slots[static_cast<size_t>(k.first)]);
   const int pool = static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  BesideTask beside;
+  // Declared before the task, so that they outlive it when the writing
+  // throws (the task's destructor waits for it).
   nlohmann::json beside_values = nlohmann::json::object();
-  if (c.with_outputs && pool >= kBesideThreads && out_common.memory >= 2 * kBesideMemory) {
+  const bool beside_writing = c.with_outputs && pool >= kBesideThreads && out_common.memory >= 2 * kBesideMemory;
+  BesideTask beside;
+  if (beside_writing) {
     out_common.memory /= 2;
     beside.start([&, memory = out_common.memory] { c.with_outputs(beside_values, kept_sources, run.inputs, memory); });
   }
@@ -200,13 +202,13 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   for (size_t k = 0; k < plan.input_names.size(); ++k) split.push_back(split_jpeg_tiles(*run.inputs[k]));
   values["input_gpu_split_jpeg_tiles"] = split;
   if (!kept_files.empty()) values["kept"] = kept_files;
-  if (beside.started()) {
+  if (beside_writing) {
     beside.finish();  // rethrows what it threw
     for (const auto& [k, v] : beside_values.items()) values[k] = v;
   } else if (c.with_outputs) {
     c.with_outputs(values, kept_sources, run.inputs, common.memory);
   }
-  if (c.with_outputs) values["measured_beside_writing"] = beside_values.size() > 0;
+  if (c.with_outputs) values["measured_beside_writing"] = beside_writing;
   write_report(common.report, c.command, input_paths.back(), c.output, out, open_s, since(c.start), values);
   return 0;
 }

@@ -2,11 +2,10 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <exception>
-#include <thread>
 
 #include "engine/memory.hpp"
 #include "engine/ranks/local_ranks.hpp"
+#include "engine/side_task.hpp"
 #include "engine/trace.hpp"
 #include "engine/warnings.hpp"
 #include "io/open_sink.hpp"
@@ -36,40 +35,29 @@ class AssociatedCopier {
  public:
   AssociatedCopier(const TileSource& src, PyramidSink& sink, bool enabled, size_t memory) {
     if (!enabled || src.info().associated.empty()) return;
-    thread_ = std::thread([this, &src, &sink, memory] {
-      try {
-        for (const auto& assoc : src.info().associated) {
-          // A broken or huge label must not cost the whole pyramid. Reading
-          // one takes its RGBA decode and the RGB copy: 7 bytes a pixel.
-          const double bytes = 7.0 * static_cast<double>(assoc.width) * static_cast<double>(assoc.height);
-          if (bytes > static_cast<double>(memory / 4)) {
-            warn("associated image '" + assoc.name + "' left out: " + std::to_string(assoc.width) + "x" +
-                 std::to_string(assoc.height) + " is too large for --memory " + format_bytes(memory));
-            continue;
-          }
-          try {
-            sink.add_associated(assoc.name, src.read_associated(assoc.name));
-          } catch (const InputError& e) {
-            warn("associated image '" + assoc.name + "' left out: " + e.what());
-          }
+    task_.start([&src, &sink, memory] {
+      for (const auto& assoc : src.info().associated) {
+        // A broken or huge label must not cost the whole pyramid. Reading
+        // one takes its RGBA decode and the RGB copy: 7 bytes a pixel.
+        const double bytes = 7.0 * static_cast<double>(assoc.width) * static_cast<double>(assoc.height);
+        if (bytes > static_cast<double>(memory / 4)) {
+          warn("associated image '" + assoc.name + "' left out: " + std::to_string(assoc.width) + "x" +
+               std::to_string(assoc.height) + " is too large for --memory " + format_bytes(memory));
+          continue;
         }
-      } catch (...) {
-        error_ = std::current_exception();
+        try {
+          sink.add_associated(assoc.name, src.read_associated(assoc.name));
+        } catch (const InputError& e) {
+          warn("associated image '" + assoc.name + "' left out: " + e.what());
+        }
       }
     });
   }
-  ~AssociatedCopier() {
-    if (thread_.joinable()) thread_.join();
-  }
   // Waits for the copy; rethrows what went wrong beyond a bad image.
-  void join() {
-    if (thread_.joinable()) thread_.join();
-    if (error_) std::rethrow_exception(error_);
-  }
+  void join() { task_.finish(); }
 
  private:
-  std::thread thread_;
-  std::exception_ptr error_;
+  SideTask task_;
 };
 
 // The slide split over devices of this process, as over ranks (jobs/

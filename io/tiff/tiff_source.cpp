@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 #include "engine/byte_lru.hpp"
@@ -676,8 +677,11 @@ void TiffSource::set_read_cache(size_t bytes) const {
 }
 
 size_t TiffSource::read_cache_for_level0() const {
+  // In double, saturated: a header's sizes may multiply past 64 bits.
   const LevelInfo& l = level(0);
-  return static_cast<size_t>(l.width) * static_cast<size_t>(l.height) * info().fmt.bytes_per_pixel();
+  const double b =
+      static_cast<double>(l.width) * static_cast<double>(l.height) * static_cast<double>(info().fmt.bytes_per_pixel());
+  return b >= 1.8e19 ? std::numeric_limits<size_t>::max() : static_cast<size_t>(b);
 }
 
 size_t TiffSource::decode_unit_bytes(int level) const {

@@ -2,16 +2,15 @@
 
 #include <tbb/global_control.h>
 
-#include <exception>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "engine/cuda/split_jpeg_input.hpp"
 #include "engine/json.hpp"
 #include "engine/memory.hpp"
 #include "engine/output_file.hpp"
 #include "engine/progress.hpp"
+#include "engine/side_task.hpp"
 #include "io/open_source.hpp"
 #include "jobs/pipeline/executor.hpp"
 #include "jobs/pyramid/pass_plan.hpp"
@@ -25,37 +24,6 @@ using Clock = std::chrono::steady_clock;
 // At least these for the command's own work to run beside the writing.
 constexpr int kBesideThreads = 8;
 constexpr size_t kBesideMemory = size_t{4} << 30;
-
-// A task on a thread of its own, joined before it goes (also when the
-// writing throws: the task's files are its own to finish or abandon), its
-// exception rethrown by finish().
-class BesideTask {
- public:
-  BesideTask() = default;
-  BesideTask(const BesideTask&) = delete;
-  BesideTask& operator=(const BesideTask&) = delete;
-  ~BesideTask() {
-    if (thread_.joinable()) thread_.join();
-  }
-  template <class F>
-  void start(F&& f) {
-    thread_ = std::thread([this, f = std::forward<F>(f)] {
-      try {
-        f();
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-    });
-  }
-  void finish() {
-    thread_.join();
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  std::thread thread_;
-  std::exception_ptr error_;
-};
 
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -160,7 +128,7 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   // throws (the task's destructor waits for it).
   nlohmann::json beside_values = nlohmann::json::object();
   const bool beside_writing = c.with_outputs && pool >= kBesideThreads && out_common.memory >= 2 * kBesideMemory;
-  BesideTask beside;
+  SideTask beside;
   if (beside_writing) {
     out_common.memory /= 2;
     beside.start([&, memory = out_common.memory] { c.with_outputs(beside_values, kept_sources, run.inputs, memory); });

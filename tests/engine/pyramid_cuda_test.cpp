@@ -232,6 +232,17 @@ TEST(CpuVsCuda, SplitJpegCorruptTile) {
   EXPECT_FALSE(std::ifstream(out).good());
 }
 
+// A JPEG pyramid's settings on both backends; with a small gpu_memory the
+// cascade fits and the split coding's buffers do not (all on the CPU).
+struct JpegCase {
+  const char* size;  // a synthetic size, or (the second test) a whole source
+  const char* tile;
+  const char* quality;
+  const char* sub;
+  const char* gpu_memory;
+  const char* ext = ".tif";
+};
+
 nlohmann::json read_report(const std::string& path) {
   return test::read_json(path);
 }
@@ -243,13 +254,7 @@ nlohmann::json read_report(const std::string& path) {
 TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
-  struct Case {
-    const char* size;
-    const char* tile;
-    const char* quality;
-    const char* sub;
-    const char* gpu_memory;  // small: the cascade fits, the split coding's buffers do not (all on the CPU)
-  };
+  using Case = JpegCase;
   int n = 0;
   for (const Case& c : {Case{"3000x2900", "256", "85", "420", "4G"}, Case{"2100x1333", "256", "97", "444", "4G"},
                         Case{"2600x1900", "512", "30", "420", "4G"}, Case{"3000x2900", "256", "85", "420", "12M"}}) {
@@ -367,14 +372,7 @@ TEST(CpuVsCuda, GpuJpegDecode) {
 TEST(CpuVsCuda, ComputedLevelZeroTransformedOnTheGpu) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
-  struct Case {
-    const char* source;
-    const char* tile;
-    const char* quality;
-    const char* sub;
-    const char* gpu_memory;
-    const char* ext;
-  };
+  using Case = JpegCase;
   int n = 0;
   for (const Case& c : {Case{"synthetic:3000x2900", "256", "85", "420", "4G", ".tif"},
                         Case{"synthetic:2100x1333", "256", "97", "444", "4G", ".tif"},
@@ -384,12 +382,12 @@ TEST(CpuVsCuda, ComputedLevelZeroTransformedOnTheGpu) {
     const std::string a = tmp.file("cpu" + std::to_string(n) + c.ext), b = tmp.file("gpu" + std::to_string(n) + c.ext);
     ++n;
     for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
-      const auto r = test::run_cli({"filter", "invert", c.source, out, "--compression", "jpeg", "--tile", c.tile,
+      const auto r = test::run_cli({"filter", "invert", c.size, out, "--compression", "jpeg", "--tile", c.tile,
                                     "--quality", c.quality, "--subsampling", c.sub, "--device", dev, "--gpu-memory",
                                     c.gpu_memory, "--report", out + ".json"});
       ASSERT_EQ(r.exit_code, 0) << dev << ": " << r.err;
     }
-    const std::string what = std::string(c.source) + " tile " + c.tile + " q" + c.quality + " " + c.sub +
+    const std::string what = std::string(c.size) + " tile " + c.tile + " q" + c.quality + " " + c.sub +
                              " --gpu-memory " + c.gpu_memory + " " + c.ext;
     expect_same_tiles(a, b, what);
     const nlohmann::json json = read_report(b + ".json");

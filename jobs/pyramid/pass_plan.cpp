@@ -34,6 +34,9 @@ Budget budget_for(const PassGeom& g, PixelFormat fmt, int64_t T, int threads, do
   // most one of each level: < band0 together), their compressed tiles, and
   // the raw tiles of a passed-through band.
   b.per_token = static_cast<size_t>(band0 * (2.0 + 3.0 * std::min(ratio, 1.0)));
+  // On the GPU, a computed level 0 written as JPEG comes back as
+  // coefficients beside its pixel band: at most 2 bytes a sample (4:4:4).
+  if (cuda && fmt.type == SampleType::kU8) b.per_token += 2 * band0;
   // Per thread: a padded tile copy and the codec's buffers; plus the
   // writer's offset tables and small odds and ends.
   const size_t tile = static_cast<size_t>(T * T) * fmt.bytes_per_pixel();

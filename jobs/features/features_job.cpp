@@ -14,6 +14,7 @@
 
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
+#include "engine/side_task.hpp"
 #include "engine/trace.hpp"
 #include "jobs/features/label_set.hpp"
 #include "jobs/features/object_stats.hpp"
@@ -149,8 +150,14 @@ class FeatureScan {
     // The first band is 2 rows short, so that every later band's reads
     // (its rows + 2) start on a stored tile's first row.
     first_band_rows_ = align > 0 && band_rows_ % align == 0 && band_rows_ > 4 ? band_rows_ - 2 : band_rows_;
+    // Where two bands fit the pixels' share, the next is read while one is
+    // scanned (on a whole slide the reading, mostly the intensity's JPEG
+    // decoding, was a third of the scan's time, alone on the critical path).
     const size_t band_pixels = static_cast<size_t>(band_rows_ + 4) * pixels;
-    run_share_ = std::max(worst_runs, band_share - std::min(band_share, band_pixels));
+    prefetch_ = 2 * band_pixels <= pixel_share;
+    const size_t bands_pixels = (prefetch_ ? 2 : 1) * band_pixels;
+    run_share_ = std::max(worst_runs, band_share - std::min(band_share, bands_pixels));
+    stats_.read_ahead = prefetch_;
     object_share_ = memory / 4;
     window_share_ = outlines_ ? memory / 2 : 0;
     outline_limit_ = memory / 4;
@@ -162,12 +169,15 @@ class FeatureScan {
 
   void run() {
     std::vector<int64_t> counts;
+    start_fetch(0, band_end(0));
     for (int64_t y0 = 0; y0 < height_;) {
-      const int64_t y1 = std::min(height_, y0 + (y0 == 0 ? first_band_rows_ : band_rows_));
+      const int64_t y1 = fetch_.y1;
       {
         TraceSpan span("features-read", y0);
-        read_band(y0, y1);
+        finish_fetch();
       }
+      // The next band is read while this one is scanned, where two fit.
+      if (prefetch_ && y1 < height_) start_fetch(y1, band_end(y1));
       const ImageView lab = band_labels().view();
       const ImageView iv = inten_.view();
       {
@@ -189,6 +199,7 @@ class FeatureScan {
       keep_halo(y1);
       trim_window(y1);
       if (ctx_.progress) ctx_.progress("features", static_cast<double>(y1) / static_cast<double>(height_));
+      if (!prefetch_ && y1 < height_) start_fetch(y1, band_end(y1));
       y0 = y1;
     }
     for (ObjectAccumulator* obj : by_first_) obj->finished = true;
@@ -216,28 +227,54 @@ class FeatureScan {
 
   const Image& band_labels() const { return outlines_ ? window_.back().img : current_; }
 
-  // Labels rows [y0 - 2, y1 + 2) and intensity rows [y0, y1 + 2): the rows
-  // before y0 + 2 come from the band before (halo_, inten_halo_).
-  void read_band(int64_t y0, int64_t y1) {
-    Image lab = take_band_image(y0, y1);
+  int64_t band_end(int64_t y0) const { return std::min(height_, y0 + (y0 == 0 ? first_band_rows_ : band_rows_)); }
+
+  // Starts reading the band [y0, y1): labels rows [y0 - 2, y1 + 2) and
+  // intensity rows [y0, y1 + 2), except the rows before y0 + 2, which come
+  // from the band before (halo_, inten_halo_) when it is installed. With
+  // prefetch_ the reads run on a thread of their own (their tiles decoded
+  // on the worker threads) while the band before is scanned; the images
+  // are taken here, on the scan's thread, which owns the spares.
+  void start_fetch(int64_t y0, int64_t y1) {
+    fetch_.y0 = y0, fetch_.y1 = y1;
+    fetch_.lab = take_band_image(y0, y1);
     const int64_t read_from = y0 == 0 ? -2 : y0 + 2;
+    const ImageView lab = fetch_.lab.view().sub(Rect(-2, read_from, width_ + 4, y1 + 2 - read_from));
+    ImageView inten;
+    if (intensity_) {
+      const PixelFormat f = intensity_->info().fmt;
+      const Rect r(0, y0, width_, std::min(height_, y1 + 2) - y0);
+      if (fetch_.inten.can_hold(f, r))
+        fetch_.inten.reshape(f, r);
+      else
+        fetch_.inten = Image(f, r);
+      const int64_t from = y0 == 0 ? 0 : std::min(y0 + 2, r.y1());
+      inten = fetch_.inten.view().sub(Rect(0, from, width_, r.y1() - from));
+    }
+    auto read = [this, lab, inten] {
+      read_parallel(labels_, lab, Border{BorderMode::kConstant, 0});
+      if (!inten.rect.empty()) read_parallel(*intensity_, inten, Border{});
+    };
+    if (prefetch_)
+      fetch_task_.start(read);
+    else
+      read();
+  }
+
+  // Waits for the band start_fetch began (rethrowing what its reads threw),
+  // adds the rows it takes from the band before and makes it current.
+  void finish_fetch() {
+    fetch_task_.finish();
+    const int64_t y0 = fetch_.y0, y1 = fetch_.y1;
+    Image lab = std::move(fetch_.lab);
     if (y0 > 0)
       for (int64_t y = y0 - 2; y < y0 + 2; ++y)
         std::memcpy(lab.row_bytes(y), halo_.row_bytes(y), lab.view().row_length_bytes());
-    read_parallel(labels_, lab.view().sub(Rect(-2, read_from, width_ + 4, y1 + 2 - read_from)),
-                  Border{BorderMode::kConstant, 0});
     if (intensity_) {
-      const PixelFormat f = intensity_->info().fmt;
-      const int64_t iy1 = std::min(height_, y1 + 2);
-      const Rect r(0, y0, width_, iy1 - y0);
-      if (inten_.can_hold(f, r))
-        inten_.reshape(f, r);
-      else
-        inten_ = Image(f, r);
-      const int64_t from = y0 == 0 ? 0 : std::min(y0 + 2, iy1);
+      const int64_t from = y0 == 0 ? 0 : std::min(y0 + 2, std::min(height_, y1 + 2));
       for (int64_t y = y0; y < from; ++y)
-        std::memcpy(inten_.row_bytes(y), inten_halo_.row_bytes(y), inten_.view().row_length_bytes());
-      if (iy1 > from) read_parallel(*intensity_, inten_.view().sub(Rect(0, from, width_, iy1 - from)), Border{});
+        std::memcpy(fetch_.inten.row_bytes(y), inten_halo_.row_bytes(y), fetch_.inten.view().row_length_bytes());
+      std::swap(inten_, fetch_.inten);  // the band before's image is the next fetch's
     }
     if (outlines_) {
       window_.push_back({y0, y1, std::move(lab)});
@@ -555,6 +592,13 @@ class FeatureScan {
   mutable std::atomic<int64_t> outlines_reread_{0};
   std::deque<WindowBand> window_;
   std::vector<Image> spare_;
+  // The band being read (ahead of the one scanned, with prefetch_).
+  struct Fetch {
+    int64_t y0 = 0, y1 = 0;
+    Image lab, inten;
+  } fetch_;
+  bool prefetch_ = false;
+  SideTask fetch_task_;  // last: joined before the images it fills go
 };
 
 }  // namespace
@@ -599,6 +643,7 @@ FeaturesStats write_features(std::shared_ptr<const TileSource> labels, std::shar
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ctx.report["features"] = {{"objects", stats.objects},
                             {"band_rows", stats.band_rows},
+                            {"read_ahead", stats.read_ahead},
                             {"peak_open_objects", stats.peak_open_objects},
                             {"outlines_reread", stats.outlines_reread},
                             {"bytes", stats.bytes},

@@ -37,6 +37,7 @@ struct FeaturesStats {
   int64_t objects = 0;
   int64_t width = 0, height = 0;
   int64_t band_rows = 0;
+  bool read_ahead = false;  // the next band read while one was scanned
   size_t peak_open_objects = 0;
   int64_t outlines_reread = 0;         // outlines traced from a re-read of the labels
   uint64_t bytes = 0;                  // of the output files, together

@@ -10,6 +10,18 @@
 namespace tw::ops {
 namespace {
 
+// The side of the pieces GPU-made markers are read in (see below): the
+// largest of these whose pieces on every thread, at up to 16 bytes a pixel
+// staged on their way (a chain's float input and its result), take at most
+// an eighth of the budget.
+int64_t gpu_marker_piece(const ExecContext& ctx) {
+  for (const int64_t side : {1024, 512})
+    if (side > ctx.tile &&
+        static_cast<size_t>(ctx.thread_count()) * static_cast<size_t>(side * side) * 16 <= ctx.memory / 8)
+      return side;
+  return ctx.tile;
+}
+
 void require_one_channel(const ImageType& in, const std::string& what, bool ok, const std::string& needs) {
   if (in.fmt.channels != 1 || !ok)
     throw InputError("watershed: " + what + " " + in.name + " is " + in.fmt.str() + "; " + needs);
@@ -62,7 +74,13 @@ void register_watershed(OpRegistry& r) {
     std::shared_ptr<const TileSource> markers = in[1];
     if (in[1]->info().fmt.type == SampleType::kU8) {
       const size_t max_pixels = ctx.memory / 16 / 24;  // the list and its union-find while it is made
-      markers = label_sparse(*in[1], 8, ctx.tile, max_pixels, &ls);
+      // Markers computed on the GPU (a chain's result there) cost a round
+      // trip per piece read — a lane, two copies, a sync — whatever its
+      // size: read in 256-px tiles, the nuclei's 2-GP markers took 0.7 s
+      // of 31k trips with the CPU idle. The list does not depend on the
+      // pieces, so they are made larger there.
+      const int64_t scan_tile = in[1]->device_tiles() ? gpu_marker_piece(ctx) : ctx.tile;
+      markers = label_sparse(*in[1], 8, scan_tile, max_pixels, &ls);
       if (markers)
         ctx.take_memory(max_pixels * 12);  // at most what the list holds
       else

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/error.hpp"
 #include "io/open_source.hpp"
 #include "jobs/features/features_job.hpp"
 #include "jobs/features/label_set.hpp"
@@ -324,10 +325,51 @@ TEST(Features, OnePassWritesBothTablesAsTheSingleCallsDo) {
       const FeaturesStats st = write_features(
           labels, rgb, std::vector<std::string>{dir.file("both.csv"), dir.file("both.geojson")}, {}, ctx);
       ASSERT_EQ(st.output_bytes.size(), 2u);
+      EXPECT_EQ(st.read_ahead, memory > (size_t{1} << 20)) << "two bands fit only the larger budget";
       EXPECT_EQ(st.output_bytes[0], slurp(dir.file("one.csv")).size());
       EXPECT_EQ(st.bytes, st.output_bytes[0] + st.output_bytes[1]);
       EXPECT_TRUE(slurp(dir.file("both.csv")) == slurp(dir.file("one.csv"))) << memory << " " << threads;
       EXPECT_TRUE(slurp(dir.file("both.geojson")) == slurp(dir.file("one.geojson"))) << memory << " " << threads;
+    }
+  }
+}
+
+// A label image whose rows from `bad_row` on cannot be read (a damaged
+// tile): the error reaches the caller from a band read ahead as from one
+// read in turn, and nothing is left running.
+class FailingRows final : public TileSource {
+ public:
+  FailingRows(std::shared_ptr<const TileSource> in, int64_t bad_row) : in_(std::move(in)), bad_row_(bad_row) {
+    info_ = in_->info();
+  }
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override {
+    if (level == 0 && dst.rect.y1() > bad_row_)
+      throw InputError("labels.tif: a damaged tile at row " + std::to_string(bad_row_));
+    in_->read(level, dst);
+  }
+
+ private:
+  std::shared_ptr<const TileSource> in_;
+  int64_t bad_row_;
+};
+
+TEST(Features, AReadErrorOfABandReadAheadReachesTheCaller) {
+  if (!have_oracle()) GTEST_SKIP() << "needs scikit-image, scipy and tifffile";
+  test::TempDir dir;
+  make_inputs("ellipses", dir);  // 157 x 203
+  const SourcePtr rgb = open_source(dir.file("rgb.tif"));
+  const auto labels = std::make_shared<FailingRows>(open_source(dir.file("labels.tif")), 150);
+  for (const size_t memory : {size_t{96} << 10, size_t{1} << 30}) {
+    ExecContext ctx;
+    ctx.memory = memory;
+    ctx.tile = 16;  // bands of 16 rows: the failing one is read while another is scanned
+    try {
+      write_features(labels, rgb, dir.file("o.geojson"), {}, ctx);
+      ADD_FAILURE() << "no error with --memory " << memory;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("a damaged tile at row 150"), std::string::npos) << e.what();
     }
   }
 }

@@ -262,7 +262,7 @@ TEST(LabelSparse, EqualsLabelComponents) {
   masks.push_back(std::move(board));
   for (size_t k = 0; k < masks.size(); ++k)
     for (int conn : {4, 8})
-      for (int64_t tile : {16, 64, 256}) {
+      for (int64_t tile : {16, 64, 256, 1024}) {
         LabelStats want_st, got_st;
         const Image want = label_of(masks[k], conn, tile, size_t{1} << 30, &want_st);
         EXPECT_EQ(diff_labels(sparse_of(masks[k], conn, tile, &got_st), want), "")

@@ -39,6 +39,14 @@ template <class Op, class = void>
 struct has_lookup : std::false_type {};
 template <class Op>
 struct has_lookup<Op, std::enable_if_t<Op::kLookup>> : std::true_type {};
+// Whether a pixel op is a few integer instructions a sample (declared by
+//   static constexpr bool kLight = true;):
+// over an input made on the host, the CPU computes it for less than the
+// trip to the device and back costs (run_op, engine/ops/run_op.hpp).
+template <class Op, class = void>
+struct is_light : std::false_type {};
+template <class Op>
+struct is_light<Op, std::enable_if_t<Op::kLight>> : std::true_type {};
 template <class Op, class = void>
 struct has_cpu_block : std::false_type {};
 template <class Op>

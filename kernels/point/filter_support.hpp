@@ -67,14 +67,23 @@ inline OpDef filter_op(const std::string& name, OpCategory category) {
   return op;
 }
 
-// The result of a filter op as the command reports it.
-inline OpResult filter_result(const std::string& name, SourceP image, const ExecContext& ctx) {
+// The result of a filter op as the command reports it; `device`: where it
+// ran, when not the backend's (a light op over a host input: run_op).
+inline OpResult filter_result(const std::string& name, SourceP image, const ExecContext& ctx,
+                              const std::string& device = "") {
+  const std::string on = device.empty() ? ctx.backend.str() : device;
   OpResult r;
   r.image = std::move(image);
   r.description = "Tilewave filter " + name;
-  r.summary = name + " on " + ctx.backend.str();
-  r.values["op_device"] = ctx.backend.str();
+  r.summary = name + " on " + on;
+  r.values["op_device"] = on;
   return r;
+}
+
+// Where run_op puts the light op `Op` over `in`.
+template <class Op>
+std::string light_op_device(const TileSource& in, const ExecContext& ctx) {
+  return runs_on_gpu<Op>(in, ctx.backend) ? ctx.backend.str() : Backend{}.str();
 }
 
 }  // namespace tw::ops

@@ -19,7 +19,7 @@ void register_brightness(OpRegistry& r) {
                                                     o.add = add;
                                                     return o;
                                                   }),
-                         ctx);
+                         ctx, light_op_device<Brightness<1>>(*in[0], ctx));
   };
   r.add(std::move(op));
 }
@@ -76,7 +76,8 @@ void register_threshold(OpRegistry& r) {
     } else {
       t.t = static_cast<int>(p.integer("value"));
     }
-    OpResult f = filter_result("threshold", ops::run_op(g, t, ctx.backend, "threshold"), ctx);
+    OpResult f = filter_result("threshold", ops::run_op(g, t, ctx.backend, "threshold"), ctx,
+                               light_op_device<Threshold>(*g, ctx));
     f.messages = res.messages;
     if (p.flag("otsu")) f.values["otsu_threshold"] = t.t;
     return f;
@@ -88,7 +89,8 @@ void register_invert(OpRegistry& r) {
   OpDef op = filter_op("invert", OpCategory::kPixel);
   op.summary = "255 - v (each channel)";
   op.run = [](const std::vector<SourceP>& in, const OpParams&, ExecContext& ctx) {
-    return filter_result("invert", per_channels<Invert>(in[0], ctx.backend, "invert", [](auto o) { return o; }), ctx);
+    return filter_result("invert", per_channels<Invert>(in[0], ctx.backend, "invert", [](auto o) { return o; }), ctx,
+                         light_op_device<Invert<1>>(*in[0], ctx));
   };
   r.add(std::move(op));
 }

@@ -20,6 +20,7 @@ struct Invert {
   using Category = ops::Pixel;
   using In = uint8_t;
   using Out = uint8_t;
+  static constexpr bool kLight = true;
   static constexpr int kIn = C, kOut = C;
   TW_HD void operator()(const In* in, Out* out) const {
     for (int c = 0; c < C; ++c) out[c] = static_cast<uint8_t>(255 - in[c]);
@@ -31,6 +32,7 @@ struct Brightness {  // v + add, saturated
   using Category = ops::Pixel;
   using In = uint8_t;
   using Out = uint8_t;
+  static constexpr bool kLight = true;
   static constexpr int kIn = C, kOut = C;
   int add = 0;
   TW_HD void operator()(const In* in, Out* out) const {
@@ -57,6 +59,7 @@ struct Threshold {  // 255 where v > t, else 0 (OpenCV THRESH_BINARY, maxval 255
   using Category = ops::Pixel;
   using In = uint8_t;
   using Out = uint8_t;
+  static constexpr bool kLight = true;
   static constexpr int kIn = 1, kOut = 1;
   int t = 127;
   TW_HD void operator()(const In* in, Out* out) const { out[0] = in[0] > t ? 255 : 0; }

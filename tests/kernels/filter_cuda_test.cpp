@@ -37,7 +37,7 @@ void same_on_both(const SourceP& in, const Op& op, const char* what) {
   SCOPED_TRACE(what);
   const Image cpu = read_tiled(*ops::run_op(in, op, kCpu, what), 1 << 20);
   for (int64_t tile : {77, 256, 1 << 20})
-    EXPECT_EQ(test::diff_images(read_tiled(*ops::run_op(in, op, kGpu, what), tile).view(), cpu.view()), "")
+    EXPECT_EQ(test::diff_images(read_tiled(*ops::make_cuda_op_source(in, op, 0, what), tile).view(), cpu.view()), "")
         << "tile " << tile;
 }
 
@@ -64,6 +64,27 @@ TEST(CpuVsCuda, FilterOps) {
     c.factor = 1.3f;
     same_on_both(rgb, c, "contrast");
   }
+}
+
+// Light ops (invert, brightness, threshold) over a host input stay on the
+// CPU under a GPU backend: the trips to the device would cost more than the
+// op. After a GPU op they run on the GPU, fed on the device, with the CPU's
+// results.
+TEST(CpuVsCuda, LightOpsRunOnTheGpuAfterAGpuOp) {
+  TW_REQUIRE_GPU();
+  const SourceP rgb = src(kRgb8, 1031, 777, 5);
+  EXPECT_EQ(ops::run_op(rgb, ops::Invert<3>{}, kGpu, "invert")->device_tiles(), nullptr);
+  const SourceP gray_gpu = ops::run_op(rgb, ops::Gray{}, kGpu, "gray");
+  ASSERT_NE(gray_gpu->device_tiles(), nullptr);
+  ops::Threshold t;
+  t.t = 99;
+  const SourceP on_gpu = ops::run_op(ops::run_op(gray_gpu, ops::Invert<1>{}, kGpu, "invert"), t, kGpu, "threshold");
+  EXPECT_NE(on_gpu->device_tiles(), nullptr);
+  const SourceP on_cpu = ops::run_op(
+      ops::run_op(ops::run_op(rgb, ops::Gray{}, kCpu, "gray"), ops::Invert<1>{}, kCpu, "invert"), t, kCpu, "threshold");
+  for (int64_t tile : {77, 256})
+    EXPECT_EQ(test::diff_images(read_tiled(*on_gpu, tile).view(), read_tiled(*on_cpu, 1 << 20).view()), "")
+        << "tile " << tile;
 }
 
 TEST(CpuVsCuda, Reductions) {

@@ -225,6 +225,34 @@ TEST_F(Filters, PointOps) {
       ASSERT_EQ(bin.ptr<uint8_t>(x, y)[0], cam.ptr<uint8_t>(x, y)[0] > 128 ? 255 : 0);
 }
 
+// Where run_op puts an op under a GPU backend: light ops (a few integer
+// instructions a sample) over a host input on the CPU, the others on the GPU
+// where CUDA is built; the CPU backend keeps everything.
+TEST(RunOp, LightOpsOverAHostInputStayOnTheCpu) {
+  const MemorySource host(Image(kGray8, Rect(0, 0, 8, 8)));
+  const Backend gpu = Backend::cuda(0), cpu{};
+  EXPECT_FALSE(ops::runs_on_gpu<ops::Invert<1>>(host, gpu));
+  EXPECT_FALSE(ops::runs_on_gpu<ops::Invert<3>>(host, gpu));
+  EXPECT_FALSE(ops::runs_on_gpu<ops::Brightness<1>>(host, gpu));
+  EXPECT_FALSE(ops::runs_on_gpu<ops::Threshold>(host, gpu));
+#if TW_HAVE_CUDA
+  const bool cuda_built = true;
+#else
+  const bool cuda_built = false;
+#endif
+  EXPECT_EQ(ops::runs_on_gpu<ops::Gray>(host, gpu), cuda_built);
+  EXPECT_EQ(ops::runs_on_gpu<ops::Contrast<1>>(host, gpu), cuda_built);  // float arithmetic: not light
+  EXPECT_FALSE(ops::runs_on_gpu<ops::Gray>(host, cpu));
+  // The result the CPU computes is the op's.
+  Image img(kGray8, Rect(0, 0, 5, 3));
+  for (int64_t y = 0; y < 3; ++y)
+    for (int64_t x = 0; x < 5; ++x) *img.ptr<uint8_t>(x, y) = static_cast<uint8_t>(40 * y + 7 * x);
+  const auto inv = ops::run_op(std::make_shared<MemorySource>(std::move(img)), ops::Invert<1>{}, gpu, "invert");
+  EXPECT_EQ(inv->device_tiles(), nullptr);
+  const Image got = inv->read(0, Rect(0, 0, 5, 3));
+  EXPECT_EQ(*got.ptr<uint8_t>(4, 2), 255 - (80 + 28));
+}
+
 TEST_F(Filters, HedMatchesScikitImage) {
   const Image ihc = image("ihc");
   const Image ours = whole_and_tiled(*ops::run_op(source_of(ihc), ops::make_hed(), kCpu, "hed"));

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "engine/error.hpp"
+#include "engine/memory_source.hpp"
 #include "io/open_source.hpp"
 #include "jobs/features/features_job.hpp"
 #include "jobs/features/label_set.hpp"
@@ -371,6 +372,52 @@ TEST(Features, AReadErrorOfABandReadAheadReachesTheCaller) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("a damaged tile at row 150"), std::string::npos) << e.what();
     }
+  }
+}
+
+// An intensity image that may not be read right of column `limit`.
+class NoReadsPast final : public TileSource {
+ public:
+  NoReadsPast(std::shared_ptr<const TileSource> in, int64_t limit) : in_(std::move(in)), limit_(limit) {
+    info_ = in_->info();
+  }
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override {
+    if (dst.rect.x1() > limit_) throw InputError("read at column " + std::to_string(dst.rect.x1() - 1));
+    in_->read(level, dst);
+  }
+
+ private:
+  std::shared_ptr<const TileSource> in_;
+  int64_t limit_;
+};
+
+// The intensity is read only where a band's labels have objects: pieces of
+// glass are never decoded, and the table is the same.
+TEST(Features, IntensityReadOnlyWhereThereAreObjects) {
+  const int64_t w = 3000, h = 700;
+  Image lab(PixelFormat{SampleType::kU32, 1}, Rect(0, 0, w, h));
+  uint32_t next = 0;
+  for (int64_t y0 = 5; y0 + 12 < h; y0 += 40)  // discs of 6 px in the first 1000 columns only
+    for (int64_t x0 = 5; x0 + 12 < 1000; x0 += 37) {
+      ++next;
+      for (int64_t y = 0; y < 13; ++y)
+        for (int64_t x = 0; x < 13; ++x)
+          if ((x - 6) * (x - 6) + (y - 6) * (y - 6) <= 36) *lab.ptr<uint32_t>(x0 + x, y0 + y) = next;
+    }
+  const auto labels = std::make_shared<MemorySource>(std::move(lab));
+  const auto rgb = std::make_shared<MemorySource>(test::pattern_image(kRgb8, w, h, 11));
+  test::TempDir dir;
+  for (const int64_t tile : {16, 256}) {
+    ExecContext a, b;
+    a.tile = b.tile = tile;
+    write_features(labels, rgb, std::vector<std::string>{dir.file("a.csv"), dir.file("a.geojson")}, {}, a);
+    write_features(labels, std::make_shared<NoReadsPast>(rgb, 1024),
+                   std::vector<std::string>{dir.file("b.csv"), dir.file("b.geojson")}, {}, b);
+    EXPECT_TRUE(slurp(dir.file("a.csv")) == slurp(dir.file("b.csv"))) << tile;
+    EXPECT_TRUE(slurp(dir.file("a.geojson")) == slurp(dir.file("b.geojson"))) << tile;
+    EXPECT_EQ(read_csv(dir.file("a.csv")).rows.size(), next);
   }
 }
 

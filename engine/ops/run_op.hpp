@@ -36,6 +36,8 @@ std::shared_ptr<const TileSource> run_op(std::shared_ptr<const TileSource> in, c
                                          const std::string& name) {
 #if TW_HAVE_CUDA
   if (runs_on_gpu<Op>(*in, backend)) return make_cuda_op_source<Op>(std::move(in), op, backend.device, name);
+#else
+  (void)backend;
 #endif
   return std::make_shared<CpuOpSource<Op>>(std::move(in), op, name);
 }

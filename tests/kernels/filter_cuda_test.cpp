@@ -32,13 +32,23 @@ SourceP src(PixelFormat f, int64_t w, int64_t h, uint64_t seed) {
   return std::make_shared<MemorySource>(test::pattern_image(f, w, h, seed));
 }
 
+// The op's GPU source whatever run_op would choose (light ops over a host
+// input run on the CPU there): the GPU kernel itself is what is compared.
+template <class Op>
+SourceP gpu_source(const SourceP& in, const Op& op, const char* what) {
+#if TW_HAVE_CUDA
+  return ops::make_cuda_op_source(in, op, 0, what);
+#else
+  return ops::run_op(in, op, kGpu, what);  // not reached: the tests skip without a GPU
+#endif
+}
+
 template <class Op>
 void same_on_both(const SourceP& in, const Op& op, const char* what) {
   SCOPED_TRACE(what);
   const Image cpu = read_tiled(*ops::run_op(in, op, kCpu, what), 1 << 20);
   for (int64_t tile : {77, 256, 1 << 20})
-    EXPECT_EQ(test::diff_images(read_tiled(*ops::make_cuda_op_source(in, op, 0, what), tile).view(), cpu.view()), "")
-        << "tile " << tile;
+    EXPECT_EQ(test::diff_images(read_tiled(*gpu_source(in, op, what), tile).view(), cpu.view()), "") << "tile " << tile;
 }
 
 TEST(CpuVsCuda, FilterOps) {

@@ -398,6 +398,7 @@ class NoReadsPast final : public TileSource {
 TEST(Features, IntensityReadOnlyWhereThereAreObjects) {
   const int64_t w = 3000, h = 700;
   Image lab(PixelFormat{SampleType::kU32, 1}, Rect(0, 0, w, h));
+  lab.fill_zero();  // a new Image is not cleared (ASan's malloc fills it)
   uint32_t next = 0;
   for (int64_t y0 = 5; y0 + 12 < h; y0 += 40)  // discs of 6 px in the first 1000 columns only
     for (int64_t x0 = 5; x0 + 12 < 1000; x0 += 37) {

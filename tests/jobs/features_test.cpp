@@ -335,25 +335,28 @@ TEST(Features, OnePassWritesBothTablesAsTheSingleCallsDo) {
   }
 }
 
-// A label image whose rows from `bad_row` on cannot be read (a damaged
-// tile): the error reaches the caller from a band read ahead as from one
-// read in turn, and nothing is left running.
-class FailingRows final : public TileSource {
+// An image whose level-0 reads reaching past `limit` (a row, or with
+// `columns` a column) throw what a damaged tile would: for the errors of
+// bands read ahead, and for proving what is never read.
+class RefusesReadsPast final : public TileSource {
  public:
-  FailingRows(std::shared_ptr<const TileSource> in, int64_t bad_row) : in_(std::move(in)), bad_row_(bad_row) {
+  RefusesReadsPast(std::shared_ptr<const TileSource> in, int64_t limit, bool columns)
+      : in_(std::move(in)), limit_(limit), columns_(columns) {
     info_ = in_->info();
   }
 
  protected:
   void read_inside(int level, const ImageView& dst) const override {
-    if (level == 0 && dst.rect.y1() > bad_row_)
-      throw InputError("labels.tif: a damaged tile at row " + std::to_string(bad_row_));
+    if (level == 0 && (columns_ ? dst.rect.x1() : dst.rect.y1()) > limit_)
+      throw InputError(std::string(columns_ ? "a read past column " : "a damaged tile at row ") +
+                       std::to_string(limit_));
     in_->read(level, dst);
   }
 
  private:
   std::shared_ptr<const TileSource> in_;
-  int64_t bad_row_;
+  int64_t limit_;
+  bool columns_;
 };
 
 TEST(Features, AReadErrorOfABandReadAheadReachesTheCaller) {
@@ -361,7 +364,7 @@ TEST(Features, AReadErrorOfABandReadAheadReachesTheCaller) {
   test::TempDir dir;
   make_inputs("ellipses", dir);  // 157 x 203
   const SourcePtr rgb = open_source(dir.file("rgb.tif"));
-  const auto labels = std::make_shared<FailingRows>(open_source(dir.file("labels.tif")), 150);
+  const auto labels = std::make_shared<RefusesReadsPast>(open_source(dir.file("labels.tif")), 150, false);
   for (const size_t memory : {size_t{96} << 10, size_t{1} << 30}) {
     ExecContext ctx;
     ctx.memory = memory;
@@ -374,24 +377,6 @@ TEST(Features, AReadErrorOfABandReadAheadReachesTheCaller) {
     }
   }
 }
-
-// An intensity image that may not be read right of column `limit`.
-class NoReadsPast final : public TileSource {
- public:
-  NoReadsPast(std::shared_ptr<const TileSource> in, int64_t limit) : in_(std::move(in)), limit_(limit) {
-    info_ = in_->info();
-  }
-
- protected:
-  void read_inside(int level, const ImageView& dst) const override {
-    if (dst.rect.x1() > limit_) throw InputError("read at column " + std::to_string(dst.rect.x1() - 1));
-    in_->read(level, dst);
-  }
-
- private:
-  std::shared_ptr<const TileSource> in_;
-  int64_t limit_;
-};
 
 // The intensity is read only where a band's labels have objects: pieces of
 // glass are never decoded, and the table is the same.
@@ -414,7 +399,7 @@ TEST(Features, IntensityReadOnlyWhereThereAreObjects) {
     ExecContext a, b;
     a.tile = b.tile = tile;
     write_features(labels, rgb, std::vector<std::string>{dir.file("a.csv"), dir.file("a.geojson")}, {}, a);
-    write_features(labels, std::make_shared<NoReadsPast>(rgb, 1024),
+    write_features(labels, std::make_shared<RefusesReadsPast>(rgb, 1024, true),
                    std::vector<std::string>{dir.file("b.csv"), dir.file("b.geojson")}, {}, b);
     EXPECT_TRUE(slurp(dir.file("a.csv")) == slurp(dir.file("b.csv"))) << tile;
     EXPECT_TRUE(slurp(dir.file("a.geojson")) == slurp(dir.file("b.geojson"))) << tile;

@@ -4,7 +4,9 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstring>
 
+#include "engine/next_nonzero.hpp"
 #include "engine/sample_dispatch.hpp"
 #include "jobs/features/object_stats.hpp"
 
@@ -68,9 +70,13 @@ void RowScanner::prepare(const ImageView& labels, int64_t y0, int64_t y1, std::v
       ++b;
       int64_t runs = 0;
       for (int64_t x = 0; x < width_; ++x) {
+        const int64_t next = next_nonzero(mid, x, width_);
+        std::memset(b + x, 0, static_cast<size_t>(next - x));
+        if (next == width_) break;
+        x = next;
         const uint32_t l = mid[x];
-        b[x] = l != 0 && (mid[x - 1] != l || mid[x + 1] != l || up[x] != l || dn[x] != l);
-        runs += l != 0 && mid[x - 1] != l;
+        b[x] = mid[x - 1] != l || mid[x + 1] != l || up[x] != l || dn[x] != l;
+        runs += mid[x - 1] != l;
       }
       if (y >= y0 && y < y1) counts[static_cast<size_t>(y - y0)] = runs;
     }
@@ -98,11 +104,9 @@ void RowScanner::scan_row(const ImageView& labels, const ImageView* intensity, i
   std::vector<float> hvals;
   int64_t x = 0;
   while (x < width_) {
+    x = next_nonzero(L[1], x, width_);
+    if (x == width_) break;
     const uint32_t l = L[1][x];
-    if (l == 0) {
-      ++x;
-      continue;
-    }
     LabelRun r;
     r.label = l, r.x0 = x;
     for (; x < width_ && L[1][x] == l; ++x) {

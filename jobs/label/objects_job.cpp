@@ -15,6 +15,7 @@
 
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
+#include "engine/next_nonzero.hpp"
 #include "engine/op_registry.hpp"
 #include "engine/scratch_store.hpp"
 #include "io/vendor_metadata.hpp"
@@ -319,13 +320,8 @@ class ObjectFilter {
       for (int64_t y = 0; y < r.h; ++y) {
         const uint32_t* row = pin.image().ptr<uint32_t>(r.x, r.y + y);
         const bool edge_row = (top && y == 0) || (bottom && y == r.h - 1);
-        int64_t x = 0;
-        while (x < r.w) {
+        for (int64_t x = next_nonzero(row, 0, r.w); x < r.w; x = next_nonzero(row, x, r.w)) {
           const uint32_t v = row[x];
-          if (!v) {
-            ++x;
-            continue;
-          }
           const int64_t x0 = x;
           while (++x < r.w && row[x] == v) {
           }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/error.hpp"
+#include "engine/next_nonzero.hpp"
 #include "engine/sample_dispatch.hpp"
 
 namespace tw {
@@ -50,9 +51,9 @@ void draw_t(const ImageView& image, const ImageView& labels, std::array<uint8_t,
     } else {
       for (int64_t x = 0; x < r.w; ++x) out[3 * x] = out[3 * x + 1] = out[3 * x + 2] = in[x];
     }
-    for (int64_t x = 0; x < r.w; ++x) {
+    for (int64_t x = next_nonzero(mid, 0, r.w); x < r.w; x = next_nonzero(mid, x + 1, r.w)) {
       const L v = mid[x];
-      if (v != 0 && (mid[x - 1] != v || mid[x + 1] != v || up[x] != v || down[x] != v))
+      if (mid[x - 1] != v || mid[x + 1] != v || up[x] != v || down[x] != v)
         out[3 * x] = color[0], out[3 * x + 1] = color[1], out[3 * x + 2] = color[2];
     }
   }

@@ -26,6 +26,15 @@ void count_downloaded(size_t bytes) {
 ByteCounts thread_byte_counts() {
   return t_counts;
 }
+ByteCounts take_thread_counts_since(const ByteCounts& before) {
+  const ByteCounts moved = t_counts - before;
+  t_counts = before;
+  return moved;
+}
+void add_thread_counts(const ByteCounts& moved) {
+  t_counts += moved;
+}
+
 ByteCounts process_byte_counts() {
   return {g_spilled.load(std::memory_order_relaxed), g_uploaded.load(std::memory_order_relaxed),
           g_downloaded.load(std::memory_order_relaxed)};

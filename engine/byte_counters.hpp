@@ -28,4 +28,12 @@ void count_downloaded(size_t bytes);
 ByteCounts thread_byte_counts();   // this thread's, since it started
 ByteCounts process_byte_counts();  // every thread's
 
+// A read that runs its pieces on worker threads (a GPU op's, in parallel)
+// hands what they moved to the thread that asked for it, so that a step's
+// report still counts those bytes and a worker's own read does not: each
+// piece takes its thread's counts since `before` out of that thread's, and
+// the asking thread adds them to its own (the process's already hold them).
+ByteCounts take_thread_counts_since(const ByteCounts& before);
+void add_thread_counts(const ByteCounts& moved);
+
 }  // namespace tw

@@ -38,6 +38,7 @@ class LanePool {
   };
   Lease acquire();  // waits for a free lane
   int device() const { return device_; }
+  int size() const { return static_cast<int>(lanes_.size()); }
 
  private:
   void release(Lane* l);

@@ -8,15 +8,20 @@
 
 namespace tw {
 
+SourceInfo overlay_info(const TileSource& image) {
+  SourceInfo info = image.info();
+  info.fmt = kRgb8;
+  info.levels.resize(1);
+  info.levels[0].tile_w = info.levels[0].tile_h = 0;
+  info.levels[0].compression.clear();
+  info.associated.clear();
+  return info;
+}
+
 OverlaySource::OverlaySource(std::shared_ptr<const TileSource> image, std::shared_ptr<const TileSource> labels,
                              std::array<uint8_t, 3> color)
     : image_(std::move(image)), labels_(std::move(labels)), color_(color) {
-  info_ = image_->info();
-  info_.fmt = kRgb8;
-  info_.levels.resize(1);
-  info_.levels[0].tile_w = info_.levels[0].tile_h = 0;
-  info_.levels[0].compression.clear();
-  info_.associated.clear();
+  info_ = overlay_info(*image_);
 }
 
 void OverlaySource::read_inside(int level, const ImageView& dst) const {

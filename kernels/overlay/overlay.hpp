@@ -13,6 +13,10 @@
 
 namespace tw {
 
+// The result's description: the image's, RGB, level 0 only (on either backend,
+// so that both write the same file).
+SourceInfo overlay_info(const TileSource& image);
+
 class OverlaySource : public TileSource {
  public:
   // image: 8-bit gray or RGB; labels: one channel of any integer type, one size.

@@ -2,7 +2,9 @@
 #include <sstream>
 
 #include "engine/op_registry.hpp"
+#include "engine/ops/device_tiles.hpp"
 #include "kernels/overlay/overlay.hpp"
+#include "kernels/overlay/overlay_cuda.hpp"
 
 namespace tw::ops {
 namespace {
@@ -55,17 +57,27 @@ void register_overlay(OpRegistry& r) {
                        "; the labels must be one channel of integers");
     return kRgb8;
   };
-  op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext&) {
+  op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     const LevelInfo &a = in[0]->level(0), &b = in[1]->level(0);
     if (a.width != b.width || a.height != b.height)
       throw InputError("overlay: " + in[0]->info().path + " is " + std::to_string(a.width) + "x" +
                        std::to_string(a.height) + " but " + in[1]->info().path + " is " + std::to_string(b.width) +
                        "x" + std::to_string(b.height) + "; both images must have one size");
     OpResult res;
-    res.image = std::make_shared<OverlaySource>(in[0], in[1], parse_color(p.text("color")));
     res.description = "Tilewave overlay";
-    res.summary = "outlines drawn on cpu";
-    res.values["op_device"] = "cpu";
+    // With --device cuda, on the GPU where the image is made on it (a slide's
+    // JPEG tiles decoded the split way, a GPU chain): the CPU then only
+    // entropy-decodes the slide. An image on the host stays on the CPU: the
+    // GPU would add the labels' upload (4 bytes a pixel) and the download.
+    const DeviceTiles* d = in[0]->device_tiles();
+    const bool gpu = ctx.backend.is_cuda() && d && d->device() == ctx.backend.device;
+    const std::string device = gpu ? ctx.backend.str() : "cpu";
+    if (gpu)
+      res.image = make_overlay_cuda(in[0], in[1], parse_color(p.text("color")), ctx.backend.device);
+    else
+      res.image = std::make_shared<OverlaySource>(in[0], in[1], parse_color(p.text("color")));
+    res.summary = "outlines drawn on " + device;
+    res.values["op_device"] = device;
     return res;
   };
   r.add(std::move(op));

@@ -385,6 +385,40 @@ TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
 // the CPU's at every tile size and out of core. With a host input (the
 // slide's gray stored: read by three steps) the step uploads it and still
 // gives the CPU's bytes.
+// The overlay of a JPEG slide (the nuclei's last step) runs on the GPU from
+// the slide's tiles decoded the split way, its labels sent up from the
+// host: the CPU's pixels, RGB and gray, at every tile size and out of core.
+TEST(PipelineCudaResidency, OverlayOfAJpegSlide) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  for (const PixelFormat fmt : {kRgb8, kGray8}) {
+    const Image img = test::pattern_image(fmt, 1000, 613, 7);
+    test::TiffSpec spec;
+    spec.tile_w = spec.tile_h = 128;
+    spec.compression = COMPRESSION_JPEG;
+    spec.jpeg_quality = 90;
+    spec.jpeg_ycbcr = fmt == kRgb8;
+    const std::string path = tmp.file("in" + std::to_string(fmt.channels) + ".tif");
+    test::write_tiff(path, img.view(), spec);
+    std::vector<std::string> steps = {"t: filter threshold g --value 120", "l: label t", "overlay input l"};
+    steps.insert(steps.begin(), fmt == kRgb8 ? "g: filter gray input" : "g: filter invert input");
+    const Image cpu = run_steps(steps, open_source(path), Backend{}, 256).image;
+    for (int64_t tile : {64, 67, 256}) {
+      SCOPED_TRACE(fmt.str() + ", tile " + std::to_string(tile));
+      const StepsRun gpu = run_steps(steps, open_source(path), Backend::cuda(0), tile);
+      EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.view()), "");
+      EXPECT_EQ(gpu.report[3]["values"]["op_device"], "cuda:0") << gpu.report[3].dump();
+      EXPECT_GT(gpu.split_tiles, 0);
+      // Its pieces run on worker threads; the step still counts their bytes:
+      // the RGB result down, the u32 labels (with halos) up.
+      EXPECT_GE(gpu.report[3]["bytes_downloaded"].get<double>(), 3.0 * 1000 * 613) << gpu.report[3].dump();
+      EXPECT_GE(gpu.report[3]["bytes_uploaded"].get<double>(), 4.0 * 1000 * 613) << gpu.report[3].dump();
+    }
+    const StepsRun small = run_steps(steps, open_source(path), Backend::cuda(0), 64, 4u << 20);
+    EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.view()), "") << fmt.str() << ", out of core";
+  }
+}
+
 TEST(PipelineCudaResidency, MathJoinsTwoGpuChains) {
   TW_REQUIRE_GPU();
   const int64_t w = 1000, h = 777;

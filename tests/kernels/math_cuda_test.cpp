@@ -5,10 +5,9 @@
 // both in device memory. Two host inputs stay on the CPU (docs/ops/math.md).
 #include <gtest/gtest.h>
 
-#include "engine/cuda/device_image.hpp"
-#include "engine/memory_source.hpp"
 #include "tests/kernels/math_operands.hpp"
 #include "tests/kernels/registered_op.hpp"
+#include "tests/support/device_source.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -17,19 +16,7 @@ namespace {
 
 const SampleType kTypes[] = {SampleType::kU8, SampleType::kU16, SampleType::kI32, SampleType::kU32, SampleType::kF32};
 
-// img in device memory (copied up by the engine's host path), as a source.
-SourcePtr on_device(const Image& img) {
-  DeviceImage d;
-  d.fmt = img.fmt();
-  d.width = img.rect().w, d.height = img.rect().h;
-  d.pitch = static_cast<size_t>(d.width) * d.fmt.bytes_per_pixel();
-  std::shared_ptr<uint8_t> mem = allocate_device_bytes(0, d.pitch * static_cast<size_t>(d.height));
-  d.data = mem.get();
-  Image copy(img.fmt(), img.rect());
-  copy_overlap(img.view(), copy.view());
-  compute_into_device(MemorySource(std::move(copy)), d);
-  return make_device_image_source(d, mem, "device");
-}
+using test::on_device;
 
 void expect_same(const std::string& op, const Image& a, const Image& b, const std::string& what) {
   const auto ha = test::named_source(a, "A.tif"), hb = test::named_source(b, "B.tif");

@@ -8,28 +8,15 @@
 
 #include <random>
 
-#include "engine/cuda/device_image.hpp"
-#include "engine/memory_source.hpp"
 #include "tests/kernels/registered_op.hpp"
+#include "tests/support/device_source.hpp"
 #include "tests/support/gpu.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace tw {
 namespace {
 
-// img in device memory (copied up by the engine's host path), as a source.
-SourcePtr on_device(const Image& img) {
-  DeviceImage d;
-  d.fmt = img.fmt();
-  d.width = img.rect().w, d.height = img.rect().h;
-  d.pitch = static_cast<size_t>(d.width) * d.fmt.bytes_per_pixel();
-  std::shared_ptr<uint8_t> mem = allocate_device_bytes(0, d.pitch * static_cast<size_t>(d.height));
-  d.data = mem.get();
-  Image copy(img.fmt(), img.rect());
-  copy_overlap(img.view(), copy.view());
-  compute_into_device(MemorySource(std::move(copy)), d);
-  return make_device_image_source(d, mem, "device");
-}
+using test::on_device;
 
 // Rectangles of labels that touch, overlap and cross the edges; values up to
 // the type's top.
@@ -80,8 +67,8 @@ TEST(CpuVsCuda, Overlay) {
       for (int64_t tile : {67, 256, 0}) {
         const test::Params color = {{"color", "255,0,128"}};
         const Image cpu = test::run_registered("overlay", {host_image, host_labels}, color, tile).image;
-        for (const auto& [lab, where] : {std::pair{host_labels, "labels on the host"},
-                                         std::pair{dev_labels, "labels on the device"}}) {
+        for (const auto& [lab, where] :
+             {std::pair{host_labels, "labels on the host"}, std::pair{dev_labels, "labels on the device"}}) {
           const auto gpu = test::run_registered("overlay", {dev_image, lab}, color, tile, Backend::cuda(0));
           EXPECT_EQ(gpu.values["op_device"], "cuda:0") << what << ", " << where;
           EXPECT_EQ(test::bits_diff(cpu.view(), gpu.image.view()), "") << what << ", " << where << ", tile " << tile;

@@ -16,6 +16,7 @@
 #include "engine/error.hpp"
 #include "engine/geometry.hpp"
 #include "engine/image.hpp"
+#include "engine/tile_source.hpp"
 
 namespace tw {
 
@@ -58,5 +59,13 @@ class DeviceTiles {
   // the chain's stream; `host` is what stage() read.
   virtual void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& chain) const = 0;
 };
+
+// Whether `s` is made in the memory of GPU `device` (a GPU chain's top, a
+// result left there, a JPEG input decoded the split way): a GPU op on that
+// device takes it there instead of from the host.
+inline bool made_on_device(const TileSource& s, int device) {
+  const DeviceTiles* d = s.device_tiles();
+  return d && d->device() == device;
+}
 
 }  // namespace tw

@@ -100,10 +100,7 @@ class MathCudaSource final : public TileSource, public DeviceTiles {
   }
 
  private:
-  bool fed_on_device(const TileSource& in) const {
-    const DeviceTiles* d = in.device_tiles();
-    return d && d->device() == pool_.device();
-  }
+  bool fed_on_device(const TileSource& in) const { return made_on_device(in, pool_.device()); }
 
   F f_;
   std::shared_ptr<const TileSource> in_[2];

@@ -35,7 +35,7 @@ void require_one_size(const std::string& op, const SourceP& a, const SourceP& b)
 bool on_gpu(const std::vector<SourceP>& in, const ExecContext& ctx) {
   if (!ctx.backend.is_cuda()) return false;
   for (const SourceP& s : in)
-    if (const DeviceTiles* d = s->device_tiles(); d && d->device() == ctx.backend.device) return true;
+    if (made_on_device(*s, ctx.backend.device)) return true;
   return false;
 }
 

@@ -24,15 +24,17 @@ OverlaySource::OverlaySource(std::shared_ptr<const TileSource> image, std::share
   info_ = overlay_info(*image_);
 }
 
-void OverlaySource::read_inside(int level, const ImageView& dst) const {
-  TW_ASSERT(level == 0);
-  const Image img = image_->read(0, dst.rect);
-  // Outside the image counts as another label: objects cut by the slide's
-  // edge are closed there.
+Border outside_labels() {
   Border outside;
   outside.mode = BorderMode::kConstant;
   outside.value = 0;
-  const Image lab = labels_->read(0, dst.rect.grown(1), outside);
+  return outside;
+}
+
+void OverlaySource::read_inside(int level, const ImageView& dst) const {
+  TW_ASSERT(level == 0);
+  const Image img = image_->read(0, dst.rect);
+  const Image lab = labels_->read(0, dst.rect.grown(1), outside_labels());
   draw_outlines(img.view(), lab.view(), color_, dst);
 }
 

@@ -13,6 +13,10 @@
 
 namespace tw {
 
+// How the labels' halo is read past the image's edge: as 0, another label,
+// so that objects cut by the edge are closed there (on either backend).
+Border outside_labels();
+
 // The result's description: the image's, RGB, level 0 only (on either backend,
 // so that both write the same file).
 SourceInfo overlay_info(const TileSource& image);

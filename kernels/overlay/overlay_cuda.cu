@@ -60,7 +60,7 @@ class OverlayCudaSource final : public TileSource, public DeviceTiles {
       image_->device_tiles()->stage(r, host);
     else
       host.add() = image_->read(0, r);
-    host.add() = labels_->read(0, r.grown(1), outside());
+    host.add() = labels_->read(0, r.grown(1), outside_labels());
   }
 
   void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
@@ -114,16 +114,7 @@ class OverlayCudaSource final : public TileSource, public DeviceTiles {
   }
 
  private:
-  static Border outside() {
-    Border b;
-    b.mode = BorderMode::kConstant;
-    b.value = 0;
-    return b;
-  }
-  bool image_on_device() const {
-    const DeviceTiles* d = image_->device_tiles();
-    return d && d->device() == pool_.device();
-  }
+  bool image_on_device() const { return made_on_device(*image_, pool_.device()); }
 
   std::shared_ptr<const TileSource> image_, labels_;
   Rgb color_{};

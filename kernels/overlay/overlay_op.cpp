@@ -69,8 +69,7 @@ void register_overlay(OpRegistry& r) {
     // JPEG tiles decoded the split way, a GPU chain): the CPU then only
     // entropy-decodes the slide. An image on the host stays on the CPU: the
     // GPU would add the labels' upload (4 bytes a pixel) and the download.
-    const DeviceTiles* d = in[0]->device_tiles();
-    const bool gpu = ctx.backend.is_cuda() && d && d->device() == ctx.backend.device;
+    const bool gpu = ctx.backend.is_cuda() && made_on_device(*in[0], ctx.backend.device);
     const std::string device = gpu ? ctx.backend.str() : "cpu";
     if (gpu)
       res.image = make_overlay_cuda(in[0], in[1], parse_color(p.text("color")), ctx.backend.device);

@@ -6,6 +6,10 @@
 # GPUs; --small shrinks every size (a dry run of the script itself, also on a
 # machine without GPUs when DEV1/DEVR/DEVALL name CPU devices, e.g.
 # DEV1=cpu DEVR=cpu DEVALL=cpu).
+# RANK_THREADS: threads of each of the two ranks (default: half the cores, so
+# that the two ranks together have what the one rank has; the cores, so that
+# one rank's CPU work can take the cores while the other waits on its GPU).
+# ONLY=batch runs the batch comparisons alone, ONLY=split the one-slide ones.
 # Order: the first round of every comparison, then further rounds while the
 # deadline allows; each line of results is appended to DIR/results.txt as it
 # comes, so a run cut short keeps what it measured.
@@ -22,7 +26,8 @@ while [ $# -gt 0 ]; do
 done
 DEV1=${DEV1:-cuda:0} DEVR=${DEVR:-cuda} DEVALL=${DEVALL:-cuda:all}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cores=$(nproc) half=$(( ($(nproc) + 1) / 2 ))
+cores=$(nproc) half=${RANK_THREADS:-$(( ($(nproc) + 1) / 2 ))}
+only=${ONLY:-all}
 mem=${MEM:-48G}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tw-2gpu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -52,8 +57,12 @@ for s in $sizes; do
   echo "$work/slide$i.tif" >> "$work/list.txt"
 done
 wait
-"$T" pyramid "synthetic:$big,seed=99" "$work/big.tif" --device "$DEV1" --threads "$cores" > /dev/null
-log "inputs: 8 slides ($(du -ch "$work"/slide*.tif | tail -1 | cut -f1)), big $big ($(du -h "$work/big.tif" | cut -f1)); $cores cores; made in $(( $(date +%s) - t0 )) s"
+bigmade="not made"
+if [ "$only" != batch ]; then
+  "$T" pyramid "synthetic:$big,seed=99" "$work/big.tif" --device "$DEV1" --threads "$cores" > /dev/null
+  bigmade=$(du -h "$work/big.tif" | cut -f1)
+fi
+log "inputs: 8 slides ($(du -ch "$work"/slide*.tif | tail -1 | cut -f1)), big $big ($bigmade); $cores cores; made in $(( $(date +%s) - t0 )) s"
 
 secs() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }'; }
 steps6=('filter gray' 'filter gaussian --sigma 2' 'filter threshold --otsu' 'filter invert' fill-holes 'filter invert')
@@ -104,14 +113,18 @@ split_round() {  # $1 round, $2 label, $3 command, then its arguments after the 
 export DEVALL
 
 # First rounds of everything, cheapest first; then more rounds while time is left.
-batch_round 1 pyramid --recompress
-split_round 1 pyramid pyramid --recompress
-split_round 1 wave run "${wave[@]}"
-batch_round 1 pipeline6 "${steps6[@]}"
+log "two ranks: $half threads each; one rank: $cores"
+b=0 s=0
+[ "$only" = split ] || b=1
+[ "$only" = batch ] || s=1
+[ $b = 1 ] && batch_round 1 pyramid --recompress
+[ $s = 1 ] && split_round 1 pyramid pyramid --recompress
+[ $s = 1 ] && split_round 1 wave run "${wave[@]}"
+[ $b = 1 ] && batch_round 1 pipeline6 "${steps6[@]}"
 for r in 2 3; do
-  [ "$(left)" -gt 60 ] && batch_round "$r" pyramid --recompress
-  [ "$(left)" -gt 40 ] && split_round "$r" pyramid pyramid --recompress
-  [ "$(left)" -gt 60 ] && split_round "$r" wave run "${wave[@]}"
-  [ "$(left)" -gt 90 ] && batch_round "$r" pipeline6 "${steps6[@]}"
+  [ $b = 1 ] && [ "$(left)" -gt 60 ] && batch_round "$r" pyramid --recompress
+  [ $s = 1 ] && [ "$(left)" -gt 40 ] && split_round "$r" pyramid pyramid --recompress
+  [ $s = 1 ] && [ "$(left)" -gt 60 ] && split_round "$r" wave run "${wave[@]}"
+  [ $b = 1 ] && [ "$(left)" -gt 90 ] && batch_round "$r" pipeline6 "${steps6[@]}"
 done
 log "done in $(( $(date +%s) - t0 )) s"

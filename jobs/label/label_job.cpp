@@ -313,7 +313,7 @@ class Labeler {
     if (filter_.exclude_border && border)
       ++removed_[2];
     else
-      ++removed_[filter_.area(area) < filter_.min_area ? 0 : 1];
+      ++removed_[filter_.too_small(area) ? 0 : 1];
   }
 
   // With a filter: the components wholly inside the tile (no border piece)

@@ -37,10 +37,12 @@ struct LabelFilter {
   bool exclude_border = false;  // drop components with a pixel on the image's border
   bool active() const { return min_area > 0 || max_area < std::numeric_limits<double>::infinity() || exclude_border; }
   double area(uint64_t px) const { return px_area > 0 ? static_cast<double>(px) * px_area : static_cast<double>(px); }
-  bool keep(uint64_t px, bool border) const {
-    const double a = area(px);
-    return a >= min_area && a <= max_area && !(exclude_border && border);
-  }
+  // Below min_area, above max_area. An area in square microns is rounded
+  // (1000 px at 0.1 µm/px is 10.000000000000002 µm²): one within a
+  // billionth of a bound is on it, and kept.
+  bool too_small(uint64_t px) const { return area(px) < min_area - 1e-9 * min_area; }
+  bool too_large(uint64_t px) const { return area(px) > max_area + 1e-9 * max_area; }
+  bool keep(uint64_t px, bool border) const { return !too_small(px) && !too_large(px) && !(exclude_border && border); }
 };
 
 struct LabelStats {

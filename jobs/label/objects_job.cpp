@@ -155,8 +155,9 @@ class ObjectFilter {
       const SourceInfo& i = in_->info();
       if (i.mpp_x <= 0 || i.mpp_y <= 0)
         throw InputError(no_pixel_size(i.path) + "; --units um2 needs one (or give areas in px)");
-      px_area_ = i.mpp_x * i.mpp_y;
+      filter_.px_area = i.mpp_x * i.mpp_y;
     }
+    filter_.min_area = p_.min_area, filter_.max_area = p_.max_area, filter_.exclude_border = p_.exclude_border;
   }
 
   std::shared_ptr<ScratchStore> run() {
@@ -358,10 +359,7 @@ class ObjectFilter {
     }
   }
 
-  bool keep(const Object& o) const {
-    const double area = px_area_ > 0 ? static_cast<double>(o.area) * px_area_ : static_cast<double>(o.area);
-    return area >= p_.min_area && area <= p_.max_area && !(p_.exclude_border && o.border);
-  }
+  bool keep(const Object& o) const { return filter_.keep(o.area, o.border); }
 
   // Band by band: the kept objects starting in the band (at their first
   // pixel's record) are counted per (tile column, row), an exclusive prefix
@@ -398,8 +396,7 @@ class ObjectFilter {
           } else if (p_.exclude_border && o.border) {
             ++st_.removed_border;
           } else {
-            const double area = px_area_ > 0 ? static_cast<double>(o.area) * px_area_ : static_cast<double>(o.area);
-            ++(area < p_.min_area ? st_.removed_small : st_.removed_large);
+            ++(filter_.too_small(o.area) ? st_.removed_small : st_.removed_large);
           }
         }
       }
@@ -459,7 +456,7 @@ class ObjectFilter {
   ObjectsStats& st_;
   size_t M_ = 0;  // the budget when the job started
   int64_t W_ = 0, H_ = 0, T_ = 256, cols_ = 0, rows_ = 0;
-  double px_area_ = 0;  // square microns per pixel with --units um2
+  LabelFilter filter_;  // the areas and border asked for (px_area with --units um2)
   TileGrid grid_;
   std::shared_ptr<ScratchStore> store_;
   std::unique_ptr<PagedArray<Object>> objects_;

@@ -167,7 +167,15 @@ PipelineStep parse_step(const std::string& text, int number) {
   return st;
 }
 
+// Streamed steps read through one another, a few stack frames each: a chain
+// of several thousand overflowed the stack (5000 inverts). A thousand is
+// far more than any real chain and leaves room for the heaviest op's frames.
+constexpr size_t kMaxSteps = 1000;
+
 Pipeline parse_pipeline(const std::vector<std::string>& steps) {
+  if (steps.size() > kMaxSteps)
+    throw InputError("a pipeline of " + std::to_string(steps.size()) + " steps: at most " + std::to_string(kMaxSteps) +
+                     " are taken");
   Pipeline p;
   int n = 0;
   for (const auto& s : steps) p.steps.push_back(parse_step(s, ++n));

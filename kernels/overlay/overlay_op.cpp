@@ -44,7 +44,9 @@ void register_overlay(OpRegistry& r) {
       "an outline when its label is non-zero and one of its 4 neighbours has another\n"
       "label or lies outside the image, so outlines lie inside their objects, one pixel\n"
       "wide. The result is RGB (gray images made RGB), JPEG by default like a slide.";
-  op.takes = "IMAGE: 8-bit gray or RGB; LABELS: one channel of u8, u16, i32 or u32 (0 = none); one size";
+  op.takes =
+      "IMAGE: 8-bit gray or RGB; LABELS: one channel of u8, u16 or u32 (or a pipeline step's i32; 0 = none); "
+      "one size";
   op.lossless = false;
   op.params = {ParamSpec::text("color", "R,G,B", "0,255,0", "outline colour")};
   op.validate = [](const OpParams& p) { parse_color(p.text("color")); };

@@ -159,6 +159,40 @@ TEST(Objects, SquareMicronsUseTheImagesMpp) {
   }
 }
 
+// An area in square microns is rounded: 1000 px at 0.1 um/px is
+// 10.000000000000002 um2, and --max-area 10 dropped it. On a bound is kept,
+// for a mask (labelled and filtered at once) and for labels (with and
+// without holes filled), and counted right when dropped.
+TEST(Objects, SquareMicronsOnABoundAreKept) {
+  for (const bool labels : {false, true})
+    for (const bool fill : {false, true}) {
+      Image m(labels ? PixelFormat{SampleType::kU32, 1} : kGray8, Rect(0, 0, 200, 20));
+      m.fill_zero();
+      for (int64_t y = 0; y < 5; ++y)
+        for (int64_t x = 0; x < 200; ++x) {
+          if (labels)
+            *m.ptr<uint32_t>(x, y) = 1;
+          else
+            *m.ptr<uint8_t>(x, y) = 1;
+        }
+      ObjectsParams p;
+      p.um2 = true;
+      p.fill_holes = fill;
+      p.min_area = 10, p.max_area = 10;
+      ObjectsStats st;
+      const Image got = run_objects(m, p, 64, size_t{1} << 30, &st, 0.1);
+      EXPECT_EQ(st.kept, 1u) << labels << fill;
+      EXPECT_EQ(*got.ptr<uint32_t>(199, 4), 1u) << labels << fill;
+      p.min_area = 10.001, p.max_area = 20;
+      run_objects(m, p, 64, size_t{1} << 30, &st, 0.1);
+      EXPECT_EQ(st.kept, 0u);
+      EXPECT_EQ(st.removed_small, 1u);
+      p.min_area = 1, p.max_area = 9.999;
+      run_objects(m, p, 64, size_t{1} << 30, &st, 0.1);
+      EXPECT_EQ(st.removed_large, 1u);
+    }
+}
+
 TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
   if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
   test::TempDir tmp;

@@ -440,7 +440,7 @@ void write_directory(TIFF* t, const ImageView& img, const TiffSpec& s) {
   if (s.xres > 0) {
     TIFFSetField(t, TIFFTAG_RESOLUTIONUNIT, RESUNIT_CENTIMETER);
     TIFFSetField(t, TIFFTAG_XRESOLUTION, s.xres);
-    TIFFSetField(t, TIFFTAG_YRESOLUTION, s.xres);
+    TIFFSetField(t, TIFFTAG_YRESOLUTION, s.yres > 0 ? s.yres : s.xres);
   }
   if (!s.description.empty()) TIFFSetField(t, TIFFTAG_IMAGEDESCRIPTION, s.description.c_str());
   const size_t bpp = img.fmt.bytes_per_pixel(), sb = sample_bytes(img.fmt.type);

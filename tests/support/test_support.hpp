@@ -102,6 +102,7 @@ struct TiffSpec {
   bool planar_separate = false;
   bool min_is_white = false;
   float xres = 0;  // pixels per centimetre (0: no resolution tags)
+  float yres = 0;  // 0: the same as xres
   std::string description;
 };
 

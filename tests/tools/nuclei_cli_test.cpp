@@ -5,6 +5,7 @@
 // (tools/nuclei/synth_he.py, scored by tools/nuclei/score.py); the same
 // result for every tile size and budget; real content; and the errors.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <tiffio.h>
 
 #include <fstream>
@@ -256,6 +257,82 @@ TEST(Nuclei, RealContent) {
   const double ours = s["pred_objects"].get<double>(), theirs = s["gt_objects"].get<double>();
   EXPECT_GT(ours, 0.7 * theirs);
   EXPECT_LT(ours, 1.4 * theirs);
+}
+
+// Nothing it writes may be an input (the slide, the --pipeline file) or
+// another of its outputs: each was replaced, exit 0, before.
+TEST(Nuclei, NeverWritesOverAnInputOrAnotherOutput) {
+  test::TempDir tmp;
+  test::TiffSpec res;
+  res.xres = 20000;  // 0.5 um/px
+  test::write_tiff(tmp.file("he.tif"), test::pattern_image(kRgb8, 96, 80, 2).view(), res);
+  const std::string pipeline = slurp(test::source_dir() + "/jobs/nuclei/nuclei.pipeline");
+  ASSERT_FALSE(pipeline.empty());
+  std::ofstream(tmp.file("my.pipeline")) << pipeline;
+  ASSERT_EQ(::mkdir(tmp.file("out").c_str(), 0777), 0);
+  std::ofstream(tmp.file("out/nuclei.csv")) << pipeline;  // a pipeline kept where the table goes
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"--pipeline", tmp.file("my.pipeline"), "--report", tmp.file("my.pipeline")}, "refusing to overwrite an input"},
+      {{"--pipeline", tmp.file("out/nuclei.csv")}, "refusing to overwrite an input"},
+      {{"--report", tmp.file("out/nuclei.geojson")}, "is the --report file"},
+      {{"--report", tmp.file("out/overlay.tif")}, "is the OUTPUT file"},
+      {{"--report", tmp.file("he.tif")}, "refusing to overwrite an input"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"nuclei", tmp.file("he.tif"), tmp.file("out")};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = test::run_cli(args);
+    EXPECT_NE(r.exit_code, 0) << c.says;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(tmp.file("my.pipeline")), pipeline);
+  EXPECT_EQ(slurp(tmp.file("out/nuclei.csv")), pipeline);
+  EXPECT_FALSE(test::path_exists(tmp.file("out/nuclei.geojson")));
+  EXPECT_FALSE(test::path_exists(tmp.file("out/labels.tif")));
+  // A chain of thousands of steps overflowed the stack (exit 139); it is refused.
+  std::ofstream longer(tmp.file("long.pipeline"));
+  for (int i = 0; i < 1001; ++i) longer << "i" << i << ": filter invert\n";
+  longer.close();
+  const auto r = test::run_cli({"nuclei", tmp.file("he.tif"), tmp.file("o2"), "--pipeline", tmp.file("long.pipeline")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("a pipeline of 1001 steps: at most 1000 are taken"), std::string::npos) << r.err;
+  EXPECT_FALSE(test::path_exists(tmp.file("o2")));
+}
+
+// A run that fails after writing an image takes what it wrote away with the
+// folder it made: here the writer of labels.tif, short of memory.
+TEST(Nuclei, AFailedRunLeavesNoFolderItMade) {
+  test::TempDir tmp;
+  const auto r = test::run_cli({"nuclei", "synthetic:12000x64,mpp=0.5", tmp.file("out"), "--memory", "4M"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("give --memory"), std::string::npos) << r.err;
+  EXPECT_FALSE(test::path_exists(tmp.file("out")));
+}
+
+// The steps are isotropic: a slide of oblong pixels is refused unless --mpp
+// says what to take, and --mpp is what labels.tif and overlay.tif then say
+// (features of labels.tif gave other areas than nuclei.csv before).
+TEST(Nuclei, PixelSizeFromMppOrSquarePixels) {
+  test::TempDir tmp;
+  test::TiffSpec oblong;
+  oblong.xres = 20000, oblong.yres = 40000;  // 0.5 x 0.25 um
+  test::write_tiff(tmp.file("oblong.tif"), test::pattern_image(kRgb8, 96, 80, 2).view(), oblong);
+  const auto no = test::run_cli({"nuclei", tmp.file("oblong.tif"), tmp.file("a")});
+  EXPECT_EQ(no.exit_code, 1);
+  EXPECT_NE(no.err.find("has pixels of 0.5 x 0.25 µm, not square"), std::string::npos) << no.err;
+  EXPECT_FALSE(test::path_exists(tmp.file("a")));
+  const auto yes = test::run_cli({"nuclei", tmp.file("oblong.tif"), tmp.file("b"), "--mpp", "0.25"});
+  ASSERT_EQ(yes.exit_code, 0) << yes.err;
+  for (const char* f : {"b/labels.tif", "b/overlay.tif"}) {
+    const test::TiffDirTags t = test::read_tiff_tags(tmp.file(f), 0);
+    ASSERT_TRUE(t.res_unit == RESUNIT_CENTIMETER || t.res_unit == RESUNIT_INCH) << f;
+    const double um = t.res_unit == RESUNIT_CENTIMETER ? 1e4 : 25400;
+    EXPECT_NEAR(um / t.xres, 0.25, 1e-6) << f;
+    EXPECT_NEAR(um / t.yres, 0.25, 1e-6) << f;
+  }
 }
 
 TEST(Nuclei, Errors) {

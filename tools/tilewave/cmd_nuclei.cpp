@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 
 #include "engine/output_file.hpp"
 #include "io/open_source.hpp"
@@ -114,11 +116,20 @@ int cmd_nuclei(int argc, char** argv) {
   // The resolution first: every size in the pipeline depends on it.
   // The header is read now also when --mpp is given: a missing or unreadable
   // slide is refused before OUTDIR is made.
-  double mpp = open_source(slide)->info().mpp_x;
-  if (a.has("mpp"))
+  const SourceInfo info = open_source(slide)->info();
+  double mpp = info.mpp_x;
+  if (a.has("mpp")) {
     mpp = a.real("mpp", 0, 0.01, 100);
-  else if (!(mpp > 0))
+  } else if (!(mpp > 0)) {
     throw InputError("nuclei: " + no_pixel_size(slide) + "; give --mpp F");
+  } else if (info.mpp_y > 0 && std::abs(info.mpp_y - mpp) > 1e-3 * mpp) {
+    // The steps are isotropic (a Gaussian, a distance, areas in pixels):
+    // sized from one side they would be wrong along the other.
+    std::ostringstream o;
+    o << "nuclei: " << slide << " has pixels of " << mpp << " x " << info.mpp_y
+      << " µm, not square; the steps need square pixels (give --mpp F to take them as F x F µm)";
+    throw InputError(o.str());
+  }
   const auto vars = nuclei_variables(params, mpp);
   std::vector<std::string> steps;
   if (a.has("pipeline")) {
@@ -139,6 +150,9 @@ int cmd_nuclei(int argc, char** argv) {
     throw InputError("nuclei: the pipeline has no step named 'labels' (the nuclei it writes and measures)");
   const bool made = make_outdir(dir);
   c.keeps.push_back({"labels", labels});
+  c.other_outputs = {csv, geojson};
+  if (a.has("mpp")) c.input_mpp = mpp;
+  if (a.has("pipeline")) c.read_files.push_back(a.str("pipeline"));
   c.check_plan = [&](const PipelinePlan& plan) { check_labels_step(c.pipeline, plan); };
   c.with_outputs = [&](nlohmann::json& report, const std::vector<std::shared_ptr<const TileSource>>& kept,
                        const std::vector<std::shared_ptr<const TileSource>>& inputs, size_t memory) {
@@ -173,11 +187,14 @@ int cmd_nuclei(int argc, char** argv) {
     report["variables"] = v;
   };
   try {
-    for (const auto& path : {csv, geojson}) check_output_path(path, {slide});
     return run_pipeline_command(c, a, common);
   } catch (...) {
-    // A folder this run made goes again if nothing was written into it.
-    if (made) ::rmdir(dir.c_str());
+    // A folder this run made goes again, with what the run wrote into it
+    // (the images are whole files by then; the tables are not written yet).
+    if (made) {
+      for (const std::string& f : {labels, c.output, csv, geojson}) ::unlink(f.c_str());
+      ::rmdir(dir.c_str());
+    }
     throw;
   }
 }

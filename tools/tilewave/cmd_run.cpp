@@ -60,6 +60,7 @@ int cmd_run(int argc, char** argv) {
   c.inputs.push_back({"input", pos[0]});
   c.output = pos[1];
   c.pipeline = parse_pipeline(steps);
+  if (a.has("pipeline")) c.read_files.push_back(a.str("pipeline"));
   for (const std::string& k : a.all("keep")) {
     const auto eq = k.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == k.size())

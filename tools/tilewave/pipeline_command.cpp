@@ -46,24 +46,33 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   // regular files, none an input, none the same as another.
   std::vector<std::string> input_paths;
   for (const auto& in : c.inputs) input_paths.push_back(in.second);
+  std::vector<std::string> read_paths = input_paths;
+  for (const auto& f : c.read_files) read_paths.push_back(f);
   std::vector<std::string> written;
   if (!c.output.empty()) {
-    check_paths(c.output, common, input_paths);
+    check_paths(c.output, common, read_paths);
     written.push_back(c.output);
+  } else if (!common.report.empty()) {
+    check_output_path(common.report, read_paths);
   }
-  for (const auto& [name, path] : c.keeps) {
-    check_output_path(path, input_paths);
+  auto check_written = [&](const std::string& what, const std::string& path) {
+    check_output_path(path, read_paths);
     for (const auto& w : written)
-      if (path == w || same_file(path, w)) throw UsageError("--keep " + name + "=" + path + ": written twice");
+      if (path == w || same_file(path, w)) throw UsageError(what + ": written twice");
     if (!common.report.empty() && (path == common.report || same_file(path, common.report)))
-      throw UsageError("--keep " + name + "=" + path + " is the --report file");
+      throw UsageError(what + " is the --report file");
     written.push_back(path);
-  }
+  };
+  for (const auto& [name, path] : c.keeps) check_written("--keep " + name + "=" + path, path);
+  for (const auto& path : c.other_outputs) check_written(path, path);
   // Headers only: the planner needs the inputs' pixel types.
   std::vector<std::shared_ptr<const TileSource>> sources;
   std::vector<PlanInput> plan_inputs;
   for (const auto& [name, path] : c.inputs) {
     sources.push_back(open_source(path));
+    // Not yet shared with anything that reads it: setting it is not a race.
+    if (sources.size() == 1 && c.input_mpp > 0)
+      std::const_pointer_cast<TileSource>(sources[0])->set_resolution(c.input_mpp, c.input_mpp);
     plan_inputs.push_back({name, {sources.back()->info().fmt, path}});
   }
   const PipelinePlan plan = plan_pipeline(c.pipeline, plan_inputs, !c.output.empty());

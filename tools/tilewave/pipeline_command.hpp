@@ -25,6 +25,13 @@ struct PipelineCommand {
   Pipeline pipeline;
   std::vector<std::pair<std::string, std::string>> keeps;  // (result name or number, path)
   bool single_op = false;                                  // messages unprefixed, as the op's own command
+  // Files read that are not images (the --pipeline file): nothing written may be one.
+  std::vector<std::string> read_files;
+  // Files with_outputs writes (the nuclei's tables): checked as the output is.
+  std::vector<std::string> other_outputs;
+  // > 0: the first input's microns per pixel, both ways (the user's --mpp),
+  // in place of what its file says: the results and the files written carry it.
+  double input_mpp = 0;
   // Runs after planning, before any work: a command's own checks of the
   // plan (the nuclei's labels step must make labels). Throws to refuse.
   std::function<void(const PipelinePlan& plan)> check_plan;

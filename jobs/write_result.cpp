@@ -11,6 +11,7 @@
 #include "io/open_sink.hpp"
 #include "io/tiff/ome_tiff_sink.hpp"
 #include "io/vendor_metadata.hpp"
+#include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 
 namespace tw {
 namespace {
@@ -111,6 +112,33 @@ EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t t
   return enc;
 }
 
+namespace {
+
+void check_index_fits(const std::string& what, std::pair<int64_t, int64_t> size, Layout layout, size_t index,
+                      size_t memory) {
+  if (index > memory / 4)
+    throw InputError(what + ": its pyramid of " + std::to_string(size.first) + "x" + std::to_string(size.second) +
+                     " pixels needs " + format_bytes(index) + " for the output's " +
+                     (layout == Layout::kDzi ? "pending tiles (about 3 KiB per pixel of width)" : "tile index") +
+                     ", more than a quarter of --memory " + format_bytes(memory));
+}
+
+}  // namespace
+
+void check_output_fits(const std::string& what, PixelFormat fmt, int64_t width, int64_t height, const OutputSpec& out,
+                       int64_t tile, size_t memory) {
+  SinkRequest req;
+  req.path = out.path;
+  req.layout = layout_for(out.path, out.format);
+  req.encode = encode_settings(fmt, out, tile);
+  req.layout_tile = out.layout_tile;
+  req.overlap = out.overlap;
+  const RawTileFormat ours = is_tiff_layout(req.layout) ? tiff_format_for(req.encode) : RawTileFormat{};
+  const auto sizes = pyramid_level_sizes(width, height, req.layout == Layout::kDzi ? 1 : out.min_size);
+  for (const auto& s : sizes) req.levels.push_back({s.first, s.second, ours});
+  check_index_fits(what, sizes[0], req.layout, sink_memory_bytes(req), memory);
+}
+
 WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx) {
   const SourceInfo& info = src.info();
   OutputSpec spec = out;
@@ -186,11 +214,7 @@ WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecCont
   // made (a header's size can ask for gigabytes of it), and taken off the
   // pass's budget.
   const size_t index = sink_memory_bytes(req);
-  if (index > job.memory / 4)
-    throw InputError(info.path + ": its pyramid of " + std::to_string(sizes[0].first) + "x" +
-                     std::to_string(sizes[0].second) + " pixels needs " + format_bytes(index) + " for the output's " +
-                     (layout == Layout::kDzi ? "pending tiles (about 3 KiB per pixel of width)" : "tile index") +
-                     ", more than a quarter of --memory " + format_bytes(job.memory));
+  check_index_fits(info.path, sizes[0], layout, index, job.memory);
   job.memory -= index;
   req.options.mpp_x = info.mpp_x;
   req.options.mpp_y = info.mpp_y;

@@ -54,6 +54,13 @@ struct WriteResult {
 // a run can be refused before any work. `tile` is the pass's tile.
 EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t tile);
 
+// InputError when the output's tile index for an image of width x height
+// (what write_pyramid holds for the whole pass, a quarter of its budget at
+// most) cannot fit `memory`: a command checks it before any work, so that a
+// header that lies about its size is refused at once, not after hours.
+void check_output_fits(const std::string& what, PixelFormat fmt, int64_t width, int64_t height, const OutputSpec& out,
+                       int64_t tile, size_t memory);
+
 WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx);
 
 }  // namespace tw

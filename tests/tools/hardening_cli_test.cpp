@@ -423,6 +423,26 @@ TEST_F(Hardening, CorpusFindings) {
   expect_refused(r, "tile index", "10^12 sparse pixels");
   EXPECT_LT(r.peak_rss_bytes, size_t{256} << 20);
   EXPECT_EQ(tmp_.list().size(), 3u);
+  // The whole-image ops and chains read all of it first and were refused
+  // only when writing (label ran on for hours, spilling a GB of scratch
+  // every 10 s): now at once, as the pyramid is.
+  test::RunOptions guard;
+  guard.terminate_after = 60;
+  guard.signal = SIGKILL;
+  const std::string in = tmp_.file("sparse.tif");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"label", in, tmp_.file("o.tif")},
+        {"objects", in, tmp_.file("o.tif"), "--min-area", "2"},
+        {"watershed", in, in, tmp_.file("o.tif")},
+        {"run", in, tmp_.file("o.tif"), "filter invert", "fill-holes", "--keep", "1=" + tmp_.file("k.tif")}}) {
+    std::vector<std::string> with = args;
+    with.insert(with.end(), {"--memory", "256M"});
+    const auto w = test::run_cli(with, guard);
+    expect_refused(w, "needs 330.0 MiB for the output's tile index, more than a quarter of --memory 256.0 MiB",
+                   args[0]);
+    EXPECT_LT(w.seconds, 10) << args[0];
+  }
+  EXPECT_EQ(tmp_.list().size(), 3u);
 }
 
 // Warnings (an associated image left out) are said after a successful run;

@@ -89,10 +89,18 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
     return req;
   };
   auto fmt_of = [&](int slot) { return plan.steps[static_cast<size_t>(slot) - plan.input_names.size()].out; };
-  if (!c.output.empty())
-    encode_settings(fmt_of(plan.output_slot), output_spec(request(plan.output_slot, c.output), a), common.tile);
-  for (const auto& [slot, path] : keep_slots)
-    encode_settings(fmt_of(slot), output_spec(request(slot, path), a), common.tile);
+  // And their tile indexes, which the writer holds through its pass, within
+  // --memory: an input whose header claims a million pixels square is
+  // refused now, not after the steps have read all of it. Every op keeps
+  // its input's size.
+  const LevelInfo& l0 = sources.at(0)->level(0);
+  auto check_output = [&](int slot, const std::string& path) {
+    const OutputSpec spec = output_spec(request(slot, path), a);
+    encode_settings(fmt_of(slot), spec, common.tile);
+    check_output_fits(path, fmt_of(slot), l0.width, l0.height, spec, common.tile, common.memory);
+  };
+  if (!c.output.empty()) check_output(plan.output_slot, c.output);
+  for (const auto& [slot, path] : keep_slots) check_output(slot, path);
 
   ExecContext ctx = context_of(common);
   ctx.scratch_near = c.output.empty() ? (c.keeps.empty() ? "" : c.keeps[0].second) : c.output;

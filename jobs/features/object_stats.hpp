@@ -9,7 +9,9 @@
 // no cancellation. Intensities are per-channel (count, mean, M2) merged run
 // by run in raster order (Chan et al.'s pairwise update), which is stable and,
 // the order being fixed, identical for any tile size or budget.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "jobs/features/convex_hull.hpp"
@@ -31,6 +33,18 @@ struct RunningMoments {
   // Merges a part of nb values (mean_b, m2_b) into this one of na values.
   void merge(int64_t na, int64_t nb, double mean_b, double m2_b) {
     const int64_t n = na + nb;
+    if (na == 0) {  // what the formula below gives then, but for infinities
+      mean = mean_b, m2 = m2_b;
+      return;
+    }
+    if (!std::isfinite(mean) || !std::isfinite(mean_b)) {
+      // An infinity or NaN among the values: the mean is what their sum
+      // gives (inf, -inf or NaN, as numpy's), the spread NaN. The formula
+      // below made inf - inf of a mean of inf and a finite one.
+      mean = (static_cast<double>(na) * mean + static_cast<double>(nb) * mean_b) / static_cast<double>(n);
+      m2 = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
     const double delta = mean_b - mean;
     mean += delta * (static_cast<double>(nb) / static_cast<double>(n));
     m2 += m2_b + delta * delta * (static_cast<double>(na) * static_cast<double>(nb) / static_cast<double>(n));

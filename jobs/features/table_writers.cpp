@@ -60,6 +60,11 @@ void put_int(std::string& out, int64_t v) {
 
 // printf's "%.12g" (std::to_chars with a precision is specified as printf).
 void put_csv_double(std::string& out, double v) {
+  // One spelling of NaN, whatever its sign bit (an inf - inf gives -nan).
+  if (std::isnan(v)) {
+    out += "nan";
+    return;
+  }
   char s[40];
   const auto r = std::to_chars(s, s + sizeof s, v, std::chars_format::general, 12);
   out.append(s, static_cast<size_t>(r.ptr - s));

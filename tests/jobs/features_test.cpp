@@ -380,6 +380,44 @@ TEST(Features, AReadErrorOfABandReadAheadReachesTheCaller) {
 
 // The intensity is read only where a band's labels have objects: pieces of
 // glass are never decoded, and the table is the same.
+// Infinities and NaN in a float intensity: the mean is what numpy gives
+// (inf for an object with one +inf pixel, NaN for +inf and -inf together),
+// the spread NaN, and NaN is written one way. The pairwise merge of runs made
+// inf - inf of the first (a mean of -nan), and the sign of NaN reached the CSV.
+TEST(Features, InfinitiesInTheIntensity) {
+  Image lab(PixelFormat{SampleType::kU32, 1}, Rect(0, 0, 40, 30));
+  lab.fill_zero();
+  Image in(PixelFormat{SampleType::kF32, 1}, Rect(0, 0, 40, 30));
+  for (int64_t y = 0; y < 30; ++y)
+    for (int64_t x = 0; x < 40; ++x) *in.ptr<float>(x, y) = 1.f;
+  for (int64_t y = 2; y < 8; ++y)
+    for (int64_t x = 2; x < 8; ++x) *lab.ptr<uint32_t>(x, y) = 1;  // finite: mean 1, std 0
+  for (int64_t y = 10; y < 20; ++y)
+    for (int64_t x = 10; x < 20; ++x) *lab.ptr<uint32_t>(x, y) = 2;
+  *in.ptr<float>(12, 14) = std::numeric_limits<float>::infinity();  // a later row than the object's first
+  for (int64_t y = 22; y < 28; ++y)
+    for (int64_t x = 30; x < 36; ++x) *lab.ptr<uint32_t>(x, y) = 3;
+  *in.ptr<float>(31, 23) = std::numeric_limits<float>::infinity();
+  *in.ptr<float>(33, 26) = -std::numeric_limits<float>::infinity();
+  test::TempDir dir;
+  ExecContext ctx;
+  ctx.tile = 16;
+  write_features(std::make_shared<MemorySource>(std::move(lab)), std::make_shared<MemorySource>(std::move(in)),
+                 std::vector<std::string>{dir.file("f.csv")}, {}, ctx);
+  const Table t = read_csv(dir.file("f.csv"));
+  ASSERT_EQ(t.rows.size(), 3u);
+  const int mean = t.col("intensity_mean"), sd = t.col("intensity_std");
+  ASSERT_GE(mean, 0);
+  ASSERT_GE(sd, 0);
+  EXPECT_EQ(t.rows[0][mean], 1.0);
+  EXPECT_EQ(t.rows[0][sd], 0.0);
+  EXPECT_EQ(t.rows[1][mean], std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(t.rows[1][sd]));
+  EXPECT_TRUE(std::isnan(t.rows[2][mean]));
+  EXPECT_TRUE(std::isnan(t.rows[2][sd]));
+  EXPECT_EQ(slurp(dir.file("f.csv")).find("-nan"), std::string::npos);
+}
+
 TEST(Features, IntensityReadOnlyWhereThereAreObjects) {
   const int64_t w = 3000, h = 700;
   Image lab(PixelFormat{SampleType::kU32, 1}, Rect(0, 0, w, h));

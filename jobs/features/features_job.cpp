@@ -440,11 +440,14 @@ class FeatureScan {
     const size_t per = kObjectBytes + 16 * static_cast<size_t>(scanner_.stat_channels());
     if (objects_.size() * per <= object_share_) return;
     const ObjectAccumulator& oldest = *by_first_.front();
-    throw InputError("features: " + std::to_string(objects_.size()) + " objects are open at once at row " +
-                     std::to_string(newest.first_y) + " (records are written in order of their first pixels, " +
-                     "and label " + std::to_string(oldest.label) + ", begun at row " + std::to_string(oldest.first_y) +
-                     ", is still open): more than " + format_bytes(object_share_) +
-                     " of --memory holds (raise --memory)");
+    // Finished objects wait for their band's end too (records go out in
+    // order of first pixels): a smaller band (--tile) holds fewer.
+    throw InputError("features: " + std::to_string(objects_.size()) + " objects are held at once at row " +
+                     std::to_string(newest.first_y) + " (open, or complete and waiting for their band of " +
+                     std::to_string(band_rows_) + " rows to be written in order; the first, label " +
+                     std::to_string(oldest.label) + ", began at row " + std::to_string(oldest.first_y) +
+                     "): more than the " + format_bytes(object_share_) +
+                     " of --memory they may take (raise --memory, or give a smaller --tile)");
   }
 
   // Text a record may take, for the size of a batch.

@@ -531,6 +531,13 @@ void register_objects(OpRegistry& r) {
                ParamSpec::flag("fill-holes", "fill each object's holes (before the area filter)"),
                ParamSpec::choice("connectivity", "N", {"4", "8"}, "8",
                                  "of a mask's objects: 4 or 8 (default); holes take the other")};
+  // A range that keeps nothing is a mistake, not a filter (it ran and
+  // removed every object without a word).
+  op.validate = [](const OpParams& p) {
+    if (p.has("max-area") && p.real("max-area") < p.real("min-area"))
+      throw ParamError("objects: --max-area " + p.text("max-area") + " is below --min-area " + p.text("min-area") +
+                       ": nothing could be kept");
+  };
   op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
     const PixelFormat f = in[0].fmt;
     if (f.channels != 1 || (f.type != SampleType::kU32 && f.type != SampleType::kU8 && f.type != SampleType::kU16))

@@ -227,6 +227,11 @@ TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("u32 labels"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  // A range that keeps nothing is refused (it removed every object, exit 0).
+  bad = test::run_cli({"objects", tmp.file("l.tif"), tmp.file("x.tif"), "--min-area", "10", "--max-area", "5"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--max-area 5 is below --min-area 10: nothing could be kept"), std::string::npos) << bad.err;
+  EXPECT_FALSE(test::path_exists(tmp.file("x.tif")));
 }
 
 }  // namespace

@@ -147,8 +147,12 @@ void Image::release() {
   }
 }
 
+size_t Image::bytes_for(PixelFormat fmt, const Rect& r) {
+  return aligned_stride(fmt, r.w) * static_cast<size_t>(r.h);
+}
+
 bool Image::can_hold(PixelFormat fmt, const Rect& r) const {
-  return data_ && aligned_stride(fmt, r.w) * static_cast<size_t>(r.h) <= capacity_;
+  return data_ && bytes_for(fmt, r) <= capacity_;
 }
 
 void Image::reshape(PixelFormat fmt, const Rect& r) {

@@ -83,6 +83,8 @@ class Image {
   // Reinterprets the buffer for another rect of the same or smaller byte size.
   // Used by pools that recycle band buffers.
   bool can_hold(PixelFormat fmt, const Rect& r) const;
+  // The bytes a buffer of fmt/r takes (rows padded for alignment).
+  static size_t bytes_for(PixelFormat fmt, const Rect& r);
   void reshape(PixelFormat fmt, const Rect& r);
   void fill_zero();
 

@@ -11,10 +11,18 @@ std::shared_ptr<Image> ImagePool::acquire(PixelFormat fmt, const Rect& rect) {
   {
     std::lock_guard<std::mutex> l(state_->mu);
     auto& f = state_->free;
-    // Smallest idle buffer that fits, so small requests don't pin big buffers.
+    // The smallest idle buffer that fits, and not one far bigger: the
+    // pyramid's cascade takes bands of every level from one pool, each level
+    // half the one above, and a level-2 band taking an idle level-1 buffer
+    // made the next level-1 band a new one, and so on up to level 0: a
+    // 100000-px-wide slide under --memory 64M held 38 MB of idle buffers,
+    // each the size of a level-0 band.
+    const size_t want = Image::bytes_for(fmt, rect);
     size_t best = f.size();
     for (size_t i = 0; i < f.size(); ++i)
-      if (f[i].can_hold(fmt, rect) && (best == f.size() || f[i].capacity_bytes() < f[best].capacity_bytes())) best = i;
+      if (f[i].can_hold(fmt, rect) && f[i].capacity_bytes() <= want + want / 2 &&
+          (best == f.size() || f[i].capacity_bytes() < f[best].capacity_bytes()))
+        best = i;
     if (best < f.size()) {
       img = std::move(f[best]);
       f.erase(f.begin() + static_cast<long>(best));

@@ -11,6 +11,7 @@
 #include "io/open_sink.hpp"
 #include "io/tiff/ome_tiff_sink.hpp"
 #include "io/vendor_metadata.hpp"
+#include "jobs/pyramid/pass_plan.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce.hpp"
 
 namespace tw {
@@ -137,6 +138,14 @@ void check_output_fits(const std::string& what, PixelFormat fmt, int64_t width, 
   const auto sizes = pyramid_level_sizes(width, height, req.layout == Layout::kDzi ? 1 : out.min_size);
   for (const auto& s : sizes) req.levels.push_back({s.first, s.second, ours});
   check_index_fits(what, sizes[0], req.layout, sink_memory_bytes(req), memory);
+  // A --tile far beyond --memory: the steps' tiles would take gigabytes
+  // before the writer refused the run (`label --tile 16384 --memory 16M`
+  // peaked at 1.1 GB for 9 s).
+  const size_t least = least_pass_bytes(sizes, fmt, tile);
+  if (least > memory)
+    throw InputError("--memory " + format_bytes(memory) + " is too small to write " + what + " in " +
+                     std::to_string(tile) + "-pixel tiles: that needs at least " + format_bytes(least) +
+                     " (use a larger --memory or a smaller --tile)");
 }
 
 WriteResult write_pyramid(const TileSource& src, const OutputSpec& out, ExecContext& ctx) {

@@ -56,8 +56,10 @@ EncodeSettings encode_settings(PixelFormat fmt, const OutputSpec& out, int64_t t
 
 // InputError when the output's tile index for an image of width x height
 // (what write_pyramid holds for the whole pass, a quarter of its budget at
-// most) cannot fit `memory`: a command checks it before any work, so that a
-// header that lies about its size is refused at once, not after hours.
+// most) cannot fit `memory`, or when no pass of its pyramid in `tile`-pixel
+// tiles fits `memory`: a command checks it before any work, so that a
+// header that lies about its size, or a --tile far beyond --memory, is
+// refused at once, not after hours.
 void check_output_fits(const std::string& what, PixelFormat fmt, int64_t width, int64_t height, const OutputSpec& out,
                        int64_t tile, size_t memory);
 

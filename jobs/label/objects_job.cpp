@@ -135,6 +135,20 @@ class Background final : public TileSource {
   std::shared_ptr<ScratchStore> labels_;
 };
 
+// The areas and border asked for, as the labelling's filter (both the mask
+// path and the labels path filter with it); square microns from the image's
+// pixel size.
+LabelFilter filter_of(const ObjectsParams& p, const SourceInfo& i) {
+  LabelFilter f;
+  f.min_area = p.min_area, f.max_area = p.max_area, f.exclude_border = p.exclude_border;
+  if (p.um2) {
+    if (i.mpp_x <= 0 || i.mpp_y <= 0)
+      throw InputError(no_pixel_size(i.path) + "; --units um2 needs one (or give areas in px)");
+    f.px_area = i.mpp_x * i.mpp_y;
+  }
+  return f;
+}
+
 // Filters u32 labels (or a mask labelled first, for --fill-holes) in a tile
 // store: one scan per tile records its objects (area, first pixel, border
 // contact); per object, a record indexed by label value sums them; band by
@@ -151,13 +165,7 @@ class ObjectFilter {
     set_tile(ctx.tile);
     if (T_ < 16 || T_ > 16384) throw InputError("--tile must be between 16 and 16384");
     M_ = ctx.memory;
-    if (p_.um2) {
-      const SourceInfo& i = in_->info();
-      if (i.mpp_x <= 0 || i.mpp_y <= 0)
-        throw InputError(no_pixel_size(i.path) + "; --units um2 needs one (or give areas in px)");
-      filter_.px_area = i.mpp_x * i.mpp_y;
-    }
-    filter_.min_area = p_.min_area, filter_.max_area = p_.max_area, filter_.exclude_border = p_.exclude_border;
+    filter_ = filter_of(p_, in_->info());
   }
 
   std::shared_ptr<ScratchStore> run() {
@@ -477,16 +485,8 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
   if (f.type != SampleType::kU32 && !p.fill_holes) {
     // A mask's objects are its connected components: labelled and filtered
     // in one labelling, whose store is the result.
-    LabelFilter lf;
-    lf.min_area = p.min_area, lf.max_area = p.max_area, lf.exclude_border = p.exclude_border;
-    if (p.um2) {
-      const SourceInfo& i = labels->info();
-      if (i.mpp_x <= 0 || i.mpp_y <= 0)
-        throw InputError(no_pixel_size(i.path) + "; --units um2 needs one (or give areas in px)");
-      lf.px_area = i.mpp_x * i.mpp_y;
-    }
     LabelStats ls;
-    SourceP out = label_components(labels, p.connectivity, ctx, &ls, lf);
+    SourceP out = label_components(labels, p.connectivity, ctx, &ls, filter_of(p, labels->info()));
     st.objects = ls.found, st.kept = ls.components;
     st.removed_small = ls.removed_small, st.removed_large = ls.removed_large, st.removed_border = ls.removed_border;
     st.tiles_spilled = ls.tiles_spilled, st.table_pages_spilled = ls.table_pages_spilled;

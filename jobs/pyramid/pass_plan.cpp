@@ -112,6 +112,13 @@ Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, 
                        needed, memory);
 }
 
+size_t least_pass_bytes(const Sizes& sizes, PixelFormat fmt, int64_t T) {
+  const int L = static_cast<int>(sizes.size());
+  const PassGeom g = stripe_geometry(sizes, std::min(1, L - 1), 0, std::min(2 * T, sizes[0].first));
+  const Budget b = budget_for(g, fmt, T, 1, 0.0, false);
+  return b.fixed + b.per_token;  // b.cascade lives on the GPU there
+}
+
 int64_t tiles_in(const Sizes& sizes, int64_t T, size_t from) {
   int64_t n = 0;
   for (size_t k = from; k < sizes.size(); ++k) n += ceil_div(sizes[k].first, T) * ceil_div(sizes[k].second, T);

@@ -46,6 +46,12 @@ struct Plan {
 Plan choose_plan(const Sizes& sizes, PixelFormat fmt, int64_t T, size_t memory, size_t gpu_memory, int threads,
                  double ratio);
 
+// The least any pass of this pyramid holds, whatever the threads, codec and
+// device: one thread, one band of the narrowest stripe, the cascade on a
+// GPU, tiles compressed to nothing. More than --memory: no plan fits, and
+// a command can say so before its steps run.
+size_t least_pass_bytes(const Sizes& sizes, PixelFormat fmt, int64_t T);
+
 // Tiles of levels from..end at tile size T.
 int64_t tiles_in(const Sizes& sizes, int64_t T, size_t from);
 

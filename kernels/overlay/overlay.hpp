@@ -36,7 +36,8 @@ class OverlaySource : public TileSource {
 };
 
 // dst (RGB) = image pixels over dst.rect, with outline pixels of `labels`
-// (a u32 view covering dst.rect grown by one on every side) set to color.
+// (a view covering dst.rect grown by one on every side) set to color. An RGB
+// image may be dst itself.
 void draw_outlines(const ImageView& image, const ImageView& labels, std::array<uint8_t, 3> color, const ImageView& dst);
 
 }  // namespace tw

@@ -401,6 +401,65 @@ TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
   }
 }
 
+// A wide image's pyramid reads bands as wide as the image (or its stripe).
+// The overlay read its band whole, the u32 labels and an image copy beside
+// it, and the pyramid's pool handed idle level-0 buffers to the smaller
+// bands of the levels below: this overlay under --memory 64M peaked at 161
+// MiB (a 100000-px-wide slide's at 199 MB). Both now stay within the budget
+// plus the fixed overhead (88 MiB here).
+TEST(MemoryContract, AWideImageAndItsOverlay) {
+  test::TempDir tmp;
+  const auto base =
+      test::run_cli({"pyramid", "synthetic:64x64", tmp.file("base.tif"), "--device", "cpu", "--threads", "2"});
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  // 65.5 MP RGB; labels of its gray version's threshold.
+  const std::string wide = "synthetic:32000x2048", mask = tmp.file("m.tif"), labels = tmp.file("l.tif");
+  ASSERT_EQ(test::run_cli({"filter", "threshold", wide + ",gray", mask, "--otsu"}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"label", mask, labels}).exit_code, 0);
+  const size_t budget = size_t{64} << 20, overhead = base.peak_rss_bytes + (size_t{24} << 20);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"pyramid", wide, tmp.file("p.tif")}, {"overlay", wide, labels, tmp.file("o.tif")}}) {
+    std::vector<std::string> with = args;
+    with.insert(with.end(), {"--memory", "64M", "--device", "cpu", "--threads", "2"});
+    const auto r = test::run_cli(with);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+    if (!test::kSanitizerBuild) {
+      EXPECT_LE(r.peak_rss_bytes, budget + overhead) << args[0] << ": peak RSS " << r.peak_rss_bytes / 1048576.0
+                                                     << " MiB, allowed " << (budget + overhead) / 1048576.0;
+    }
+  }
+  // Within the budget (in stripes) it draws what it draws with room to spare.
+  ASSERT_EQ(test::run_cli({"overlay", wide, labels, tmp.file("o1.tif"), "--device", "cpu"}).exit_code, 0);
+  ASSERT_GE(test::count_tiff_directories(tmp.file("o.tif")), 2);
+  for (int d = 0; d < test::count_tiff_directories(tmp.file("o.tif")); ++d) {
+    const Image a = test::read_tiff_libtiff(tmp.file("o.tif"), d), b = test::read_tiff_libtiff(tmp.file("o1.tif"), d);
+    EXPECT_EQ(test::diff_images(a.view(), b.view()), "") << "level " << d;
+  }
+}
+
+// A --tile far beyond --memory: the whole-image ops held tiles of a GB (and
+// ran for seconds) before the writer refused the run. Now refused before
+// any step runs, in the words the pyramid uses.
+TEST_F(Hardening, ATileFarBeyondTheBudgetIsRefusedAtOnce) {
+  const std::string out = tmp_.file("o.tif");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"label", in_, out},
+                                               {"objects", in_, out, "--min-area", "2"},
+                                               {"edt", in_, out},
+                                               {"fill-holes", in_, out},
+                                               {"watershed", in_, in_, out},
+                                               {"run", in_, out, "fill-holes", "edt"}}) {
+    std::vector<std::string> with = args;
+    with.insert(with.end(), {"--tile", "16384", "--memory", "16M"});
+    const auto r = test::run_cli(with);
+    expect_refused(r, "is too small to write " + out + " in 16384-pixel tiles", args[0]);
+    EXPECT_LT(r.peak_rss_bytes, size_t{128} << 20) << args[0];
+    EXPECT_FALSE(test::path_exists(out)) << args[0];
+  }
+  // Large tiles with room for them still run.
+  EXPECT_EQ(test::run_cli({"label", in_, out, "--tile", "1024", "--memory", "64M"}).exit_code, 0);
+  EXPECT_EQ(slurp(in_), original_);
+}
+
 // Found by the mutation corpus (docs/HARDENING.md): a width made larger
 // without the offset arrays to match (libtiff pads them with zeros, which read
 // as blank tiles: 25 GB of them from a 2 KB file), and a 10^12-pixel image in

@@ -123,6 +123,10 @@ void ensure(Image& img, PixelFormat fmt, const Rect& r) {
     img.reshape(fmt, r);
 }
 
+size_t ws_blob_budget(const WsTilesOptions& opt) {
+  return opt.memory / 8 * 7;
+}
+
 class Engine {
  public:
   Engine(const TileSource& image, const TileSource& markers, const TileSource* mask, const WsTilesOptions& opt,
@@ -147,6 +151,7 @@ class Engine {
     });
     if (failed_) throw InputError(error_);
     st.seed_pixels = seeds_.load();
+    st.edge_state_bytes = edge_bytes_.load();
     st.loaded_pixels = loaded_px_.load();
   }
 
@@ -260,6 +265,7 @@ class Engine {
       with_image(std::common_type<void>{});
     st.live = true;
     seeds_ += n_seeds;
+    charge_edge_state(sh);
     st.edge_in.resize(sh.edge_size());
     for (int64_t e = 0; e < static_cast<int64_t>(sh.edge_size()); ++e) {
       int64_t x, y;
@@ -332,6 +338,17 @@ class Engine {
     }
     b.row_run[core.h] = r;
     blobs_.put(t, std::move(bytes));
+  }
+
+  // A live tile's edge state (its edges' inputs and costs, the halo it was
+  // last flooded against: 36 bytes an edge pixel, 0.56 a pixel of the image
+  // with 256-px tiles) stays in memory beside the blobs: it is taken off
+  // the blobs' budget as it grows, so that the two together keep within it
+  // (the blobs keep at least an eighth of it, spilling the rest).
+  void charge_edge_state(const Shape& sh) {
+    const size_t bytes = sh.edge_size() * (sizeof(WsInput) + sizeof(WsCost)) + sh.ring_size() * sizeof(WsCost);
+    const size_t held = edge_bytes_ += bytes, budget = ws_blob_budget(opt_);
+    blobs_.set_budget(held < budget - budget / 8 ? budget - held : budget / 8);
   }
 
   // Queues tile t for a change of cost `key` ((m, d) as one number) next to
@@ -620,6 +637,7 @@ class Engine {
   tbb::enumerable_thread_specific<Work> work_;
   std::atomic<int64_t> visits_{0}, floods_{0}, flooded_px_{0}, loaded_px_{0}, seeds_{0};
   std::atomic<bool> failed_{false};
+  std::atomic<size_t> edge_bytes_{0};
   // The queue; qmu_ guards it, state_, pending_ and running_.
   std::mutex qmu_;
   std::condition_variable qcv_;
@@ -685,11 +703,12 @@ WsTilesResult watershed_tiles(const TileSource& image, const TileSource& markers
   const SampleType type = image.info().fmt.type;
   const int kb = type == SampleType::kU8 ? 1 : type == SampleType::kU16 ? 2 : 4;
   const TileGrid grid{W, H, tile, tile};
-  // Seven eighths of the budget for the tiles' blobs (spilled to a scratch
-  // file beyond it); the threads' pinned tiles may go over it.
+  // Seven eighths of the budget for the tiles' blobs and edge state (blobs
+  // spilled to a scratch file beyond it); the threads' pinned tiles may go
+  // over it.
   const int threads =
       opt.gpu ? 2 : static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  auto blobs = std::make_shared<BlobStore>(grid.count(), opt.memory / 8 * 7, opt.scratch_near);
+  auto blobs = std::make_shared<BlobStore>(grid.count(), ws_blob_budget(opt), opt.scratch_near);
   WsTilesResult res;
   WsTilesStats& st = res.stats;
   {

@@ -46,6 +46,7 @@ struct WsTilesStats {
   int64_t flooded_pixels = 0;  // by those visits
   int64_t loaded_pixels = 0;   // flooded while loading
   int64_t seed_pixels = 0;
+  size_t edge_state_bytes = 0;  // the live tiles' edges and halos, taken off the blobs' budget
   double load_seconds = 0, wavefront_seconds = 0;
   BlobStore::Stats store;  // the tiles' blobs
 };

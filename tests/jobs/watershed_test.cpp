@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <queue>
@@ -208,6 +209,31 @@ TEST(Watershed, SparseMaskEmptyTilesAndSpills) {
       }
     }
   std::printf("[ info     ] %d sparse-mask cases equal to the whole-image Dijkstra\n", cases);
+}
+
+// The live tiles' edge state (their edges' inputs and costs, the halo last
+// flooded against) stays in memory beside the blobs: it is taken off the
+// blobs' budget, so that the two together keep within it. Before, a whole
+// mask 8x the budget held both in full (a 5800² mask under --memory 32M
+// peaked at 125 MB; now 93).
+TEST(Watershed, EdgeStateIsTakenOffTheBlobsBudget) {
+  const int64_t W = 400, H = 320;  // whole tiles of 16
+  const RandomCase c = random_case(SampleType::kU8, W, H, 77);
+  Image full(kGray8, Rect(0, 0, W, H));
+  for (int64_t y = 0; y < H; ++y) std::memset(full.ptr<uint8_t>(0, y), 255, static_cast<size_t>(W));
+  const Image want = reference(c.f, c.markers, &full, 8);
+  const int64_t tile = 16;
+  // Per live tile: 64 edge pixels (input and cost) and a ring of 68.
+  const size_t per_tile = 64 * 2 * sizeof(WsCost) + 68 * sizeof(WsCost);
+  const size_t edges = per_tile * static_cast<size_t>((W / tile) * (H / tile));
+  const size_t memory = edges * 3 / 2;  // the blobs keep 7/8 of it less the edges: less than they are
+  WatershedResult r;
+  EXPECT_EQ(test::diff_images(run_job(c.f, c.markers, &full, 8, tile, memory, &r).view(), want.view()), "");
+  EXPECT_EQ(r.tiles.edge_state_bytes, edges);
+  // The blobs (6 bytes a pixel here: 768 KB) fit 7/8 of the budget, but not
+  // beside the edges: they spill.
+  EXPECT_GT(r.store.spills, 0u);
+  EXPECT_LT(r.store.bytes, memory / 8 * 7);
 }
 
 // Inputs whose reads run parallel loops (tests/support/nested_reads.hpp):

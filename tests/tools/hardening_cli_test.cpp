@@ -356,17 +356,43 @@ TEST(TestSupport, ConcurrentRunsDoNotHoldEachOthersPipes) {
   EXPECT_LT(worst, 0.5) << "the slowest of " << runs << " runs of `true`";
 }
 
+// The contract's fixed overhead per process (docs/HARDENING.md): the peak
+// RSS of a pyramid of a tiny image, plus 24 MiB. On the CPU and 2 threads:
+// the CUDA context and the per-thread buffers are outside --memory
+// (docs/LIMITS.md), and the base (one tile) has no other thread's; so the
+// tests measure the same on any machine.
+size_t contract_overhead(const test::TempDir& tmp) {
+  const auto base =
+      test::run_cli({"pyramid", "synthetic:64x64", tmp.file("base.tif"), "--device", "cpu", "--threads", "2"});
+  EXPECT_EQ(base.exit_code, 0) << base.err;
+  return base.peak_rss_bytes + (size_t{24} << 20);
+}
+
+// Runs each command with --memory `memory` (MiB) on the CPU and 2 threads:
+// it succeeds, within the budget plus `overhead` (not checked in sanitizer
+// builds).
+void expect_within_budget(const std::vector<std::vector<std::string>>& commands, int memory, size_t overhead) {
+  const size_t budget = size_t(memory) << 20;
+  const std::string m = std::to_string(memory) + "M";
+  for (auto args : commands) {
+    args.insert(args.end(), {"--memory", m, "--device", "cpu", "--threads", "2"});
+    const auto r = test::run_cli(args);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.err;
+    if (!test::kSanitizerBuild) {
+      EXPECT_LE(r.peak_rss_bytes, budget + overhead)
+          << args[0] << " " << args[1] << ": peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB, allowed "
+          << (budget + overhead) / 1048576.0;
+    }
+    std::printf("[ info     ] %s %s --memory %s: peak RSS %.1f MiB, %.1f s\n", args[0].c_str(), args[1].c_str(),
+                m.c_str(), r.peak_rss_bytes / 1048576.0, r.seconds);
+  }
+}
+
 // --memory bounds every command on an input 8x the budget (the contract in
 // docs/HARDENING.md: the budget plus a fixed overhead per process).
 TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
   test::TempDir tmp;
-  // On the CPU and 2 threads: the CUDA context and the per-thread buffers
-  // are outside --memory (docs/LIMITS.md), and the base (one tile) has no
-  // other thread's; so the test measures the same on any machine.
-  const auto base =
-      test::run_cli({"pyramid", "synthetic:64x64", tmp.file("base.tif"), "--device", "cpu", "--threads", "2"});
-  ASSERT_EQ(base.exit_code, 0) << base.err;
-  const size_t budget = size_t{4} << 20, overhead = base.peak_rss_bytes + (size_t{24} << 20);
+  const size_t overhead = contract_overhead(tmp);
   std::string gray = "synthetic:5800x5800,gray", rgb = "synthetic:3400x3400";  // 33.6 and 34.7 MB
   if (test::kSanitizerBuild) {
     // No RSS bound is checked there: inputs twice the budget still take every
@@ -387,18 +413,7 @@ TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
       {"reconstruct", gray, gray, out},
       {"stats", rgb, "--histogram", "256"},
   };
-  for (auto args : commands) {
-    args.insert(args.end(), {"--memory", "4M", "--device", "cpu", "--threads", "2"});
-    const auto r = test::run_cli(args);
-    ASSERT_EQ(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.err;
-    if (!test::kSanitizerBuild) {
-      EXPECT_LE(r.peak_rss_bytes, budget + overhead)
-          << args[0] << " " << args[1] << ": peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB, allowed "
-          << (budget + overhead) / 1048576.0;
-    }
-    std::printf("[ info     ] %s %s --memory 4M: peak RSS %.1f MiB, %.1f s\n", args[0].c_str(), args[1].c_str(),
-                r.peak_rss_bytes / 1048576.0, r.seconds);
-  }
+  expect_within_budget(commands, 4, overhead);
 }
 
 // The nuclei commands (issue 17) under the same contract: u32 labels and
@@ -407,13 +422,10 @@ TEST(MemoryContract, EveryCommandOnAnInput8xTheBudget) {
 TEST(MemoryContract, TheNucleiCommandsOnInputs8xTheBudget) {
   if (test::kSanitizerBuild) GTEST_SKIP() << "no RSS bound is checked in sanitizer builds";
   test::TempDir tmp;
-  const auto base =
-      test::run_cli({"pyramid", "synthetic:64x64", tmp.file("base.tif"), "--device", "cpu", "--threads", "2"});
-  ASSERT_EQ(base.exit_code, 0) << base.err;
+  const size_t overhead = contract_overhead(tmp);
   const std::string gray = "synthetic:5800x5800,gray", mask = tmp.file("m.tif"), labels = tmp.file("l.tif");
   ASSERT_EQ(test::run_cli({"filter", "threshold", gray, mask, "--otsu"}).exit_code, 0);
   ASSERT_EQ(test::run_cli({"label", mask, labels}).exit_code, 0);  // u32: 134.6 MB
-  const size_t budget = size_t{16} << 20, overhead = base.peak_rss_bytes + (size_t{24} << 20);
   const std::string out = tmp.file("o.tif");
   const std::vector<std::vector<std::string>> commands = {
       {"label", mask, out},
@@ -423,16 +435,7 @@ TEST(MemoryContract, TheNucleiCommandsOnInputs8xTheBudget) {
       {"nuclei", "synthetic:6500x6500,mpp=0.5", tmp.file("n")},  // RGB: 126.8 MB
       {"run", gray, out, "fill-holes", "edt"},
   };
-  for (auto args : commands) {
-    args.insert(args.end(), {"--memory", "16M", "--device", "cpu", "--threads", "2"});
-    const auto r = test::run_cli(args);
-    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
-    EXPECT_LE(r.peak_rss_bytes, budget + overhead)
-        << args[0] << " " << args[1] << ": peak RSS " << r.peak_rss_bytes / 1048576.0 << " MiB, allowed "
-        << (budget + overhead) / 1048576.0;
-    std::printf("[ info     ] %s %s --memory 16M: peak RSS %.1f MiB, %.1f s\n", args[0].c_str(), args[1].c_str(),
-                r.peak_rss_bytes / 1048576.0, r.seconds);
-  }
+  expect_within_budget(commands, 16, overhead);
 }
 
 // A wide image's pyramid reads bands as wide as the image (or its stripe).
@@ -443,25 +446,13 @@ TEST(MemoryContract, TheNucleiCommandsOnInputs8xTheBudget) {
 // plus the fixed overhead (88 MiB here).
 TEST(MemoryContract, AWideImageAndItsOverlay) {
   test::TempDir tmp;
-  const auto base =
-      test::run_cli({"pyramid", "synthetic:64x64", tmp.file("base.tif"), "--device", "cpu", "--threads", "2"});
-  ASSERT_EQ(base.exit_code, 0) << base.err;
+  const size_t overhead = contract_overhead(tmp);
   // 65.5 MP RGB; labels of its gray version's threshold.
   const std::string wide = "synthetic:32000x2048", mask = tmp.file("m.tif"), labels = tmp.file("l.tif");
   ASSERT_EQ(test::run_cli({"filter", "threshold", wide + ",gray", mask, "--otsu"}).exit_code, 0);
   ASSERT_EQ(test::run_cli({"label", mask, labels}).exit_code, 0);
-  const size_t budget = size_t{64} << 20, overhead = base.peak_rss_bytes + (size_t{24} << 20);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"pyramid", wide, tmp.file("p.tif")}, {"overlay", wide, labels, tmp.file("o.tif")}}) {
-    std::vector<std::string> with = args;
-    with.insert(with.end(), {"--memory", "64M", "--device", "cpu", "--threads", "2"});
-    const auto r = test::run_cli(with);
-    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
-    if (!test::kSanitizerBuild) {
-      EXPECT_LE(r.peak_rss_bytes, budget + overhead) << args[0] << ": peak RSS " << r.peak_rss_bytes / 1048576.0
-                                                     << " MiB, allowed " << (budget + overhead) / 1048576.0;
-    }
-  }
+  expect_within_budget({{"pyramid", wide, tmp.file("p.tif")}, {"overlay", wide, labels, tmp.file("o.tif")}}, 64,
+                       overhead);
   // Within the budget (in stripes) it draws what it draws with room to spare.
   ASSERT_EQ(test::run_cli({"overlay", wide, labels, tmp.file("o1.tif"), "--device", "cpu"}).exit_code, 0);
   ASSERT_GE(test::count_tiff_directories(tmp.file("o.tif")), 2);

@@ -107,6 +107,16 @@ void set_rss_target(size_t bytes) {
   g_rss_target = bytes;
 }
 
+// glibc raises its mmap threshold to the largest block freed (up to 32 MB),
+// after which freed bands and tiles stay in its heaps as resident pages:
+// `overlay` of a 5800² image under --memory 16M peaked at 63-66 MB for a
+// live heap of 15 MB. A fixed threshold turns the adjustment off: 38 MB. It
+// costs page faults on every big block (a 2-core pyramid 4% slower), which
+// under a small budget is the price of keeping to it.
+void hand_big_blocks_back_under(size_t memory) {
+  if (memory <= kSmallBudget) mallopt(M_MMAP_THRESHOLD, static_cast<int>(kBigBufferBytes));
+}
+
 void release_free_heap_now_and_then() {
   const size_t target = g_rss_target.load(std::memory_order_relaxed);
   if (target == 0) return;

@@ -27,6 +27,11 @@ void release_free_heap();
 // (front ends: --memory plus the fixed overhead; 0, the default: never).
 void release_free_heap_now_and_then();
 void set_rss_target(size_t bytes);
+// For a process whose --memory is `memory`: under small budgets, freed big
+// blocks go back to the system at once (a fixed glibc mmap threshold of
+// 2 MB); above kSmallBudget glibc's own adjustment is kept.
+constexpr size_t kSmallBudget = size_t{256} << 20;
+void hand_big_blocks_back_under(size_t memory);
 
 // The most a GPU op reads in one piece (its input with the halo): each of a
 // device's lanes keeps pinned host buffers of a piece in and out, and those

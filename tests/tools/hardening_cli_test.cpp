@@ -432,6 +432,7 @@ TEST(MemoryContract, TheNucleiCommandsOnInputs8xTheBudget) {
       {"objects", labels, out, "--min-area", "20", "--fill-holes"},
       {"objects", mask, out, "--min-area", "20"},
       {"features", labels, tmp.file("f.csv"), "--intensity", gray},
+      {"overlay", gray, labels, out},                            // 63-66 MiB before big blocks went back at once
       {"nuclei", "synthetic:6500x6500,mpp=0.5", tmp.file("n")},  // RGB: 126.8 MB
       {"run", gray, out, "fill-holes", "edt"},
   };

@@ -182,6 +182,7 @@ CommonOptions parse_common(const Args& a, bool defer_device) {
   // Free heap pages go back to the system once the process nears its budget
   // (engine/memory.hpp): the pipeline's stores fill amid other buffers.
   set_rss_target(o.memory / 4 * 3);
+  hand_big_blocks_back_under(o.memory);
   if (o.memory < (size_t{4} << 20)) throw UsageError("--memory " + a.str("memory") + " is below the minimum of 4M");
   o.threads = static_cast<int>(a.integer("threads", 0, 1, 4096));
   warn_if_rank_is_bound();

@@ -444,7 +444,7 @@ TEST(MemoryContract, TheNucleiCommandsOnInputs8xTheBudget) {
 // it, and the pyramid's pool handed idle level-0 buffers to the smaller
 // bands of the levels below: this overlay under --memory 64M peaked at 161
 // MiB (a 100000-px-wide slide's at 199 MB). Both now stay within the budget
-// plus the fixed overhead (88 MiB here).
+// plus the fixed overhead (88 MiB here; 72 once big blocks went back at once).
 TEST(MemoryContract, AWideImageAndItsOverlay) {
   test::TempDir tmp;
   const size_t overhead = contract_overhead(tmp);

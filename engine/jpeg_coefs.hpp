@@ -37,13 +37,33 @@ struct JpegCoefLayout {
   }
 };
 
+// A component's Huffman codes, as libjpeg's encoder derives them from its
+// tables (jpeg_make_c_derived_tbl): the code and its length per symbol, a
+// length of 0 where the table has no code for the symbol.
+struct JpegHuffCodes {
+  uint16_t dc_code[16];
+  uint8_t dc_len[16];
+  uint16_t ac_code[256];
+  uint8_t ac_len[256];
+};
+
 // What the GPU needs to encode a level's tiles the split way: the layout of
 // the coefficients and the encoder's quantisation tables
-// (layout.quant_per_tile() values, natural order).
+// (layout.quant_per_tile() values, natural order). For the entropy coding
+// too (io/codec/jpeg_transform/jpeg_huffman.hpp), the encoder's Huffman
+// codes per component and a tile stream's bytes before its entropy-coded
+// segment (after which come only the segment and EOI); empty: the CPU
+// entropy-codes.
 struct JpegCoefSpec {
   JpegCoefLayout layout;
   std::vector<uint16_t> quant;
+  std::vector<JpegHuffCodes> huff;
+  std::vector<uint8_t> head;
 };
+
+// The size of a tile's entropy-coded segment where the GPU left the tile as
+// coefficients instead (jpeg_huffman_cuda.hpp).
+constexpr uint32_t kJpegTileAsCoefficients = 0xFFFFFFFFu;
 
 // The layout of a level's tiles where the GPU can finish their decoding:
 // baseline 8-bit JPEG, square tiles (a multiple of 16), gray or YCbCr 4:4:4

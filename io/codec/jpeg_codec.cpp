@@ -186,6 +186,55 @@ void JpegEncoder::encode_coefficients(const int16_t* coefs, std::vector<uint8_t>
 
 namespace {
 
+// Figures C.1 to C.3 of the JPEG standard, as jpeg_make_c_derived_tbl does them.
+void derive_codes(const JHUFF_TBL& t, int symbols, uint16_t* code, uint8_t* len) {
+  std::memset(code, 0, sizeof(uint16_t) * static_cast<size_t>(symbols));
+  std::memset(len, 0, static_cast<size_t>(symbols));
+  unsigned next = 0;
+  int p = 0;
+  for (int l = 1; l <= 16; ++l, next <<= 1)
+    for (int i = 0; i < t.bits[l]; ++i, ++p, ++next) {
+      const int sym = t.huffval[p];
+      if (sym < symbols) code[sym] = static_cast<uint16_t>(next), len[sym] = static_cast<uint8_t>(l);
+    }
+}
+
+}  // namespace
+
+std::vector<JpegHuffCodes> JpegEncoder::huffman_codes() const {
+  const auto& c = st_->cinfo;
+  std::vector<JpegHuffCodes> out(static_cast<size_t>(st_->channels));
+  for (int ci = 0; ci < st_->channels; ++ci) {
+    const JHUFF_TBL* dc = c.dc_huff_tbl_ptrs[c.comp_info[ci].dc_tbl_no];
+    const JHUFF_TBL* ac = c.ac_huff_tbl_ptrs[c.comp_info[ci].ac_tbl_no];
+    TW_ASSERT(dc && ac);
+    derive_codes(*dc, 16, out[ci].dc_code, out[ci].dc_len);
+    derive_codes(*ac, 256, out[ci].ac_code, out[ci].ac_len);
+  }
+  return out;
+}
+
+std::vector<uint8_t> JpegEncoder::stream_head() {
+  // A tile of zero coefficients, cut after its SOS segment.
+  std::vector<int16_t> zeros(coef_layout().coefs_per_tile(), 0);
+  std::vector<uint8_t> s;
+  encode_coefficients(zeros.data(), s);
+  size_t p = 2;  // past SOI
+  while (p + 4 <= s.size() && s[p] == 0xFF) {
+    const size_t len = static_cast<size_t>(s[p + 2]) << 8 | s[p + 3];
+    const bool sos = s[p + 1] == 0xDA;
+    p += 2 + len;
+    if (sos) {
+      TW_ASSERT(p <= s.size() && s.size() >= 2 && s[s.size() - 2] == 0xFF && s.back() == 0xD9);
+      s.resize(p);
+      return s;
+    }
+  }
+  throw InternalError("JPEG encoder wrote a tile stream without SOS");
+}
+
+namespace {
+
 // The one-line error for a damaged tile, with libjpeg's own words.
 InputError corrupt(const ErrorMgr& err, const std::string& what) {
   return InputError("corrupt JPEG data in " + what + ": " + err.message);

@@ -33,6 +33,11 @@ class JpegEncoder {
   JpegCoefLayout coef_layout() const;
   std::vector<uint16_t> quant_tables() const;
   void encode_coefficients(const int16_t* coefs, std::vector<uint8_t>& out);
+  // For entropy coding elsewhere (io/codec/jpeg_transform/jpeg_huffman.hpp):
+  // this encoder's Huffman codes per component, and the bytes its tile
+  // streams start with, up to their entropy-coded segment.
+  std::vector<JpegHuffCodes> huffman_codes() const;
+  std::vector<uint8_t> stream_head();
 
  private:
   struct State;

@@ -154,8 +154,8 @@ void TileEncoder::encode_coefficients(const int16_t*, std::vector<uint8_t>&) {
 
 std::optional<JpegCoefSpec> jpeg_coef_spec_for(const EncodeSettings& s) {
   if (s.codec != Codec::kJpeg || s.tile_w != s.tile_h || s.tile_w % 16 != 0) return std::nullopt;
-  const JpegEncoder probe(s.fmt.channels, s.quality, s.subsampling, s.tile_w, s.tile_h);
-  return JpegCoefSpec{probe.coef_layout(), probe.quant_tables()};
+  JpegEncoder probe(s.fmt.channels, s.quality, s.subsampling, s.tile_w, s.tile_h);
+  return JpegCoefSpec{probe.coef_layout(), probe.quant_tables(), probe.huffman_codes(), probe.stream_head()};
 }
 
 std::unique_ptr<TileEncoder> make_encoder(const EncodeSettings& s) {

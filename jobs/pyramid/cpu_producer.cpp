@@ -32,9 +32,17 @@ void JpegCoding::enable_jpeg_encode(const JpegEncodeSpecs&) {
   throw InternalError("this producer cannot encode JPEG coefficients");
 }
 
+int band_tiles(const JpegCoefSpec& spec, const CascadeLevel& level) {
+  return static_cast<int>(ceil_div(level.col1 - level.col0, spec.layout.tile));
+}
+
 size_t coef_band_bytes(const JpegCoefSpec& spec, const CascadeLevel& level) {
-  const int64_t tiles = ceil_div(level.col1 - level.col0, spec.layout.tile);
-  return static_cast<size_t>(tiles) * spec.layout.coefs_per_tile() * sizeof(int16_t);
+  const auto tiles = static_cast<size_t>(band_tiles(spec, level));
+  return tiles * (spec.layout.coefs_per_tile() * sizeof(int16_t) + sizeof(uint32_t));
+}
+
+bool gpu_entropy_codes(const JpegCoefSpec& spec) {
+  return spec.huff.size() == static_cast<size_t>(spec.layout.components) && !spec.head.empty();
 }
 
 void JpegCoding::enable_coefs(const JpegCoefLayout&, int) {

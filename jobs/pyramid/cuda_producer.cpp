@@ -19,6 +19,7 @@
 #include "engine/cuda/resources.hpp"
 #include "engine/memory.hpp"
 #include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
+#include "io/codec/jpeg_transform/jpeg_huffman_cuda.hpp"
 #include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
 #include "jobs/pyramid/cuda_stages.hpp"
 #include "jobs/pyramid/level_producer.hpp"
@@ -33,6 +34,14 @@ namespace {
 using namespace cuda_pyramid;
 
 class CudaProducer;
+
+// A level's split JPEG encode on the device: per band buffer, its tiles'
+// coefficients (then their entropy-coded segments) and the entropy coder's
+// scratch; the quantisation divisors and the Huffman codes.
+struct SplitEncode {
+  JpegCoefSpec spec;
+  cuda::DeviceBuffer<uint8_t> coefs[2], divisors, huff[2], codes;
+};
 
 class CudaCoefBand : public CoefBand {
  public:
@@ -159,20 +168,11 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     cuda::DeviceScope scope(device_);
     for (size_t k = 1; k < levels_.size() && k < specs.size(); ++k) {
       if (!specs[k]) continue;
-      Level& L = state_[k];
-      L.enc = specs[k];
-      const size_t bytes = coef_band_bytes(*specs[k], levels_[k]);
-      for (auto& c : L.coefs) c = cuda::DeviceBuffer<uint8_t>(bytes);
-      L.divisors = upload_divisors(*specs[k]);
+      state_[k].enc = make_split_encode(*specs[k], levels_[k]);
     }
     // Level 0 too, where the pass asks for it (its pixels computed, not
     // passed through): each band is on the device for the cascade anyway.
-    if (!specs.empty() && specs[0]) {
-      enc0_ = specs[0];
-      const size_t bytes = coef_band_bytes(*specs[0], levels_[0]);
-      for (auto& c : coefs0_) c = cuda::DeviceBuffer<uint8_t>(bytes);
-      divisors0_ = upload_divisors(*specs[0]);
-    }
+    if (!specs.empty() && specs[0]) enc0_ = make_split_encode(*specs[0], levels_[0]);
   }
 
   std::string jpeg_decoder() const override {
@@ -201,10 +201,8 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     // token finishes nothing, with three shares on one GPU).
     out.push_back({-1, nullptr, [uploaded] { uploaded->sync(); }, nullptr, 0});
     // The band's own tiles transformed on this stream: in_[slot] and
-    // coefs0_[slot] are next written by this stream's next band.
-    if (enc0_)
-      transform(*enc0_, 0, in_[slot].get(), pitch0_, b.rect().y, b.rect().h, coefs0_[slot].get(), divisors0_.get(), s,
-                out);
+    // enc0_'s buffers [slot] are next written by this stream's next band.
+    if (enc0_) transform(*enc0_, slot, 0, in_[slot].get(), pitch0_, b.rect().y, b.rect().h, s, out);
     cascade(s, DeviceRows{in_[slot].get(), pitch0_, b.rect().y, b.rect().h}, out);
   }
 
@@ -296,10 +294,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     int cur = 0;
     bool active = false;
     int64_t band_y0 = 0, next_out = 0;
-    // The split JPEG encode (enable_jpeg_encode): per band buffer, its
-    // tiles' coefficients; the quantisation divisors.
-    std::optional<JpegCoefSpec> enc;
-    cuda::DeviceBuffer<uint8_t> coefs[2], divisors;
+    std::unique_ptr<SplitEncode> enc;  // the split JPEG encode (enable_jpeg_encode)
   };
   struct Pending {
     int level, buffer;
@@ -323,8 +318,8 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     for (const Pending& p : pending_) {
       Level& L = state_[p.level];
       if (L.enc) {
-        L.band_free[p.buffer] = transform(*L.enc, p.level, L.band[p.buffer].get(), L.band_pitch, p.y0, p.rows,
-                                          L.coefs[p.buffer].get(), L.divisors.get(), s, out);
+        L.band_free[p.buffer] =
+            transform(*L.enc, p.buffer, p.level, L.band[p.buffer].get(), L.band_pitch, p.y0, p.rows, s, out);
         continue;
       }
       const CascadeLevel& c = levels_[p.level];
@@ -341,21 +336,35 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     }
   }
 
-  cuda::DeviceBuffer<uint8_t> upload_divisors(const JpegCoefSpec& spec) {
+  static std::unique_ptr<SplitEncode> make_split_encode(const JpegCoefSpec& spec, const CascadeLevel& level) {
+    auto e = std::make_unique<SplitEncode>();
+    e->spec = spec;
+    const size_t bytes = coef_band_bytes(spec, level);
+    for (auto& c : e->coefs) c = cuda::DeviceBuffer<uint8_t>(bytes);
     std::vector<uint8_t> div(jpeg_fdct_divisor_bytes(spec.layout));
     jpeg_fdct_divisors(spec.layout, spec.quant.data(), div.data());
-    cuda::DeviceBuffer<uint8_t> d(div.size());
-    TW_CUDA_CHECK(cudaMemcpy(d.get(), div.data(), div.size(), cudaMemcpyHostToDevice));
-    return d;
+    e->divisors = cuda::DeviceBuffer<uint8_t>(div.size());
+    TW_CUDA_CHECK(cudaMemcpy(e->divisors.get(), div.data(), div.size(), cudaMemcpyHostToDevice));
+    if (gpu_entropy_codes(spec)) {
+      const size_t scratch = jpeg_huffman_scratch_bytes(spec.layout, band_tiles(spec, level));
+      for (auto& h : e->huff) h = cuda::DeviceBuffer<uint8_t>(scratch);
+      const size_t codes = spec.huff.size() * sizeof(JpegHuffCodes);
+      e->codes = cuda::DeviceBuffer<uint8_t>(codes);
+      TW_CUDA_CHECK(cudaMemcpy(e->codes.get(), spec.huff.data(), codes, cudaMemcpyHostToDevice));
+    }
+    return e;
   }
 
-  // The forward half of the JPEG encode of a band of `level` (rows y0..,
-  // the level's computed columns at `band`) on the device; its tiles'
-  // coefficients come home for the CPU to entropy-code. Returns when the
-  // band and `coefs` are free again.
-  std::shared_ptr<cuda::Event> transform(const JpegCoefSpec& spec, int level, const uint8_t* band, size_t pitch,
-                                         int64_t y0, int64_t rows, uint8_t* coefs, const uint8_t* divisors,
-                                         cudaStream_t s, std::vector<FinishedBand>& out) {
+  // The JPEG encode of a band of `level` (rows y0.., the level's computed
+  // columns at `band`) on the device, into e's buffers [buffer]: the
+  // transform, then where the spec has the codes the entropy coding, so
+  // that the CPU only puts each tile's stream together (or entropy-codes
+  // the few tiles left as coefficients). Returns when the band and the
+  // buffers are free again.
+  std::shared_ptr<cuda::Event> transform(const SplitEncode& e, int buffer, int level, const uint8_t* band, size_t pitch,
+                                         int64_t y0, int64_t rows, cudaStream_t s, std::vector<FinishedBand>& out) {
+    const JpegCoefSpec& spec = e.spec;
+    uint8_t* coefs = e.coefs[buffer].get();
     const CascadeLevel& c = levels_[static_cast<size_t>(level)];
     const size_t bytes = coef_band_bytes(spec, c);
     auto host = pool_.acquire(PixelFormat{SampleType::kU8, 1}, Rect(0, 0, static_cast<int64_t>(bytes), 1));
@@ -367,9 +376,20 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     f.width = c.col1 - c.col0;
     f.rows = rows;
     f.tiles = static_cast<int>(ceil_div(c.col1 - c.col0, f.layout.tile));
-    f.divisors = reinterpret_cast<const jfdct::Divisor*>(divisors);
+    f.divisors = reinterpret_cast<const jfdct::Divisor*>(e.divisors.get());
     f.coefs = reinterpret_cast<int16_t*>(coefs);
     jpeg_fdct_cuda(f, s);
+    const size_t sizes_at = bytes - static_cast<size_t>(f.tiles) * sizeof(uint32_t);
+    if (e.huff[buffer].get()) {
+      JpegHuffLaunch h;
+      h.layout = spec.layout;
+      h.tiles = f.tiles;
+      h.coefs = f.coefs;
+      h.sizes = reinterpret_cast<uint32_t*>(coefs + sizes_at);
+      h.codes = reinterpret_cast<const JpegHuffCodes*>(e.codes.get());
+      h.scratch = e.huff[buffer].get();
+      jpeg_huffman_cuda(h, s);
+    }
     TW_CUDA_CHECK(cudaMemcpyAsync(host->data(), coefs, bytes, cudaMemcpyDeviceToHost, s));
     bytes_down_ += bytes;
     auto done = log_.record(s);
@@ -377,6 +397,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     FinishedBand fb;
     fb.level = level;
     fb.coefs = host;
+    if (e.huff[buffer].get()) fb.entropy_sizes = reinterpret_cast<const uint32_t*>(host->data() + sizes_at);
     fb.y = y0;
     fb.wait = [done] { done->sync(); };
     out.push_back(std::move(fb));
@@ -447,9 +468,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
   cuda::DeviceBuffer<uint8_t> in_[2];
   size_t pitch0_ = 0;
   std::vector<Level> state_;
-  // Level 0's split encode (enable_jpeg_encode with a spec at 0).
-  std::optional<JpegCoefSpec> enc0_;
-  cuda::DeviceBuffer<uint8_t> coefs0_[2], divisors0_;
+  std::unique_ptr<SplitEncode> enc0_;  // level 0's split encode (enable_jpeg_encode with a spec at 0)
   std::vector<Pending> pending_;
   std::shared_ptr<cuda::Event> prev_done_;
   uint64_t token_ = 0;
@@ -486,7 +505,12 @@ size_t cuda_producer_bytes(PixelFormat fmt, const std::vector<CascadeLevel>& lev
 size_t cuda_encode_bytes(const JpegEncodeSpecs& specs, const std::vector<CascadeLevel>& levels) {
   size_t n = 0;
   for (size_t k = 0; k < levels.size() && k < specs.size(); ++k)
-    if (specs[k]) n += 2 * coef_band_bytes(*specs[k], levels[k]) + jpeg_fdct_divisor_bytes(specs[k]->layout);
+    if (specs[k]) {
+      n += 2 * coef_band_bytes(*specs[k], levels[k]) + jpeg_fdct_divisor_bytes(specs[k]->layout);
+      if (gpu_entropy_codes(*specs[k]))
+        n += 2 * jpeg_huffman_scratch_bytes(specs[k]->layout, band_tiles(*specs[k], levels[k])) +
+             specs[k]->huff.size() * sizeof(JpegHuffCodes);
+    }
   return n;
 }
 

@@ -26,14 +26,23 @@ struct FinishedBand {
   // bytes; the band's first row is y.
   std::shared_ptr<const Image> coefs;
   int64_t y = 0;
+  // Where the GPU entropy-coded them too (jpeg_huffman_cuda.hpp): per tile,
+  // the bytes of its entropy-coded segment, which then starts its room in
+  // `coefs`, or kJpegTileAsCoefficients (null: all are coefficients).
+  const uint32_t* entropy_sizes = nullptr;
 };
 
 // Per level (index = level), the split JPEG encode's spec, where the level's
 // tiles are to come back as coefficients.
 using JpegEncodeSpecs = std::vector<std::optional<JpegCoefSpec>>;
 
-// Pinned bytes a level's band of coefficients takes (one row of bytes).
+// Tiles across a level's band, and the pinned bytes its coefficients take
+// (one row of bytes: the tiles', then a uint32 per tile for
+// FinishedBand::entropy_sizes).
+int band_tiles(const JpegCoefSpec& spec, const CascadeLevel& level);
 size_t coef_band_bytes(const JpegCoefSpec& spec, const CascadeLevel& level);
+// Whether the spec lets the GPU entropy-code too (it has the codes and head).
+bool gpu_entropy_codes(const JpegCoefSpec& spec);
 
 // Seconds each GPU stage was busy (device time from events), and bytes moved.
 struct DeviceTimes {

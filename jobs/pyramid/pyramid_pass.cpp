@@ -41,6 +41,8 @@ struct TileTask {
   std::shared_ptr<const Image> coefs;  // or the JPEG coefficients of its band's tiles (the GPU's)
   const int16_t* coef = nullptr;       // this tile's, within coefs
   std::vector<uint8_t> bytes;          // encoded (or raw, passed through)
+  // Where the GPU entropy-coded the band: this tile's FinishedBand::entropy_sizes.
+  const uint32_t* entropy_size = nullptr;
 };
 
 struct Token {
@@ -276,7 +278,10 @@ class Pass {
         const size_t cpt = encode_specs_[static_cast<size_t>(f.level)]->layout.coefs_per_tile();
         const auto* base = reinterpret_cast<const int16_t*>(f.coefs->data());
         for (int64_t tx = tx0; tx < tx1; ++tx) {
-          TileTask task{f.level, tx, f.y / T_, nullptr, f.coefs, base + static_cast<size_t>(tx - tx0) * cpt, {}};
+          TileTask task{f.level,  tx,
+                        f.y / T_, nullptr,
+                        f.coefs,  base + static_cast<size_t>(tx - tx0) * cpt,
+                        {},       f.entropy_sizes ? f.entropy_sizes + (tx - tx0) : nullptr};
           t->tasks.push_back(std::move(task));
         }
         continue;
@@ -301,8 +306,20 @@ class Pass {
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       TileTask& task = t->tasks[i];
       if (task.coef) {
-        TraceSpan span("entropy-encode-tile", task.level);
-        a_.sink->jpeg_coefs()->encode_coefficients(task.level + a_.level_offset, task.coef, task.bytes);
+        if (task.entropy_size && *task.entropy_size != kJpegTileAsCoefficients) {
+          // The GPU's segment between the stream's head and EOI.
+          const std::vector<uint8_t>& head = encode_specs_[static_cast<size_t>(task.level)]->head;
+          const auto* seg = reinterpret_cast<const uint8_t*>(task.coef);
+          task.bytes.reserve(head.size() + *task.entropy_size + 2);
+          task.bytes.assign(head.begin(), head.end());
+          task.bytes.insert(task.bytes.end(), seg, seg + *task.entropy_size);
+          task.bytes.push_back(0xFF);
+          task.bytes.push_back(0xD9);
+          ++cnt_.gpu_entropy_coded;
+        } else {
+          TraceSpan span("entropy-encode-tile", task.level);
+          a_.sink->jpeg_coefs()->encode_coefficients(task.level + a_.level_offset, task.coef, task.bytes);
+        }
         task.coefs.reset();
         task.coef = nullptr;
         ++cnt_.gpu_transformed;
@@ -457,6 +474,7 @@ void counters_to_stats(const Counters& cnt, PyramidStats& stats) {
   stats.gpu_decoded_bands = cnt.gpu_bands;
   stats.gpu_idct_bands = cnt.gpu_idct_bands;
   stats.gpu_fdct_tiles = cnt.gpu_transformed;
+  stats.gpu_entropy_tiles = cnt.gpu_entropy_coded;
   stats.tiles_encoded = cnt.encoded;
   stats.tiles_passed_through = cnt.passed;
   stats.pixels_in = cnt.pixels;

@@ -28,7 +28,7 @@ struct Counters {
   int64_t gpu_from_row = -1;   // with a pending backend: where the GPU took the cascade over
   // Nanoseconds; host stages summed over threads.
   std::atomic<int64_t> read{0}, decode{0}, reduce{0}, encode{0}, write{0};
-  std::atomic<int64_t> encoded{0}, passed{0}, gpu_transformed{0};
+  std::atomic<int64_t> encoded{0}, passed{0}, gpu_transformed{0}, gpu_entropy_coded{0};
   std::atomic<uint64_t> pixels{0}, bytes_read{0};
   DeviceTimes device;
 };

@@ -282,6 +282,9 @@ TEST(CpuVsCuda, SplitJpegEncodeIdenticalFiles) {
     const bool split = std::string(c.gpu_memory) != "12M";
     EXPECT_EQ(json["gpu_fdct_tiles"] != 0, split) << what << json;
     EXPECT_EQ(json["gpu_idct_bands"] != 0, split) << what << json;
+    // The GPU entropy-codes what it transforms (the bytes checked above).
+    EXPECT_EQ(json["gpu_entropy_tiles"] != 0, split) << what << json;
+    EXPECT_LE(json["gpu_entropy_tiles"].get<int64_t>(), json["gpu_fdct_tiles"].get<int64_t>()) << what << json;
   }
 }
 
@@ -396,10 +399,13 @@ TEST(CpuVsCuda, ComputedLevelZeroTransformedOnTheGpu) {
     const int64_t level0_tiles = TIFFNumberOfTiles(t);
     TIFFClose(t);
     const bool split = std::string(c.gpu_memory) != "12M";
-    if (split)
+    if (split) {
       EXPECT_GT(json["gpu_fdct_tiles"].get<int64_t>(), level0_tiles) << what << json;
-    else
+      EXPECT_GT(json["gpu_entropy_tiles"].get<int64_t>(), level0_tiles) << what << json;
+    } else {
       EXPECT_EQ(json["gpu_fdct_tiles"], 0) << what << json;
+      EXPECT_EQ(json["gpu_entropy_tiles"], 0) << what << json;
+    }
   }
 }
 

@@ -144,6 +144,7 @@ void write_report(const std::string& path, const std::string& command, const std
       {"gpu_decoded_bands", st.gpu_decoded_bands},
       {"gpu_idct_bands", st.gpu_idct_bands},
       {"gpu_fdct_tiles", st.gpu_fdct_tiles},
+      {"gpu_entropy_tiles", st.gpu_entropy_tiles},
       {"gpu_from_row", st.gpu_from_row},
       {"seconds", st.seconds},
       {"open_seconds", open_s},

@@ -149,10 +149,31 @@ namespace {
 
 // Labels: the sample at (2X, 2Y) (rows[2] is input row 2Y), never a
 // weighted mean — a label 37 beside 38 must not become 37.5 or 36.
+// A pixel's bytes copied at a size the compiler knows: a memcpy call per
+// pixel of a run-time size made this a serial stage's main cost in the
+// labels' pyramid of `tilewave nuclei` (7 ms a 45056-px band).
+template <size_t kBpp>
+void nearest_fixed(const uint8_t* in, int64_t out_w, uint8_t* out) {
+  for (int64_t x = 0; x < out_w; ++x)
+    std::memcpy(out + static_cast<size_t>(x) * kBpp, in + static_cast<size_t>(2 * x) * kBpp, kBpp);
+}
+
 void nearest_row(PixelFormat fmt, const uint8_t* row, int64_t in_x0, int64_t out_x0, int64_t out_w, uint8_t* out) {
   const size_t bpp = fmt.bytes_per_pixel();
-  for (int64_t x = 0; x < out_w; ++x)
-    std::memcpy(out + static_cast<size_t>(x) * bpp, row + static_cast<size_t>(2 * (out_x0 + x) - in_x0) * bpp, bpp);
+  const uint8_t* in = row + static_cast<size_t>(2 * out_x0 - in_x0) * bpp;
+  switch (bpp) {
+    case 4:
+      return nearest_fixed<4>(in, out_w, out);
+    case 8:
+      return nearest_fixed<8>(in, out_w, out);
+    case 12:
+      return nearest_fixed<12>(in, out_w, out);
+    case 16:
+      return nearest_fixed<16>(in, out_w, out);
+    default:
+      for (int64_t x = 0; x < out_w; ++x)
+        std::memcpy(out + static_cast<size_t>(x) * bpp, in + static_cast<size_t>(2 * x) * bpp, bpp);
+  }
 }
 
 }  // namespace

@@ -68,6 +68,35 @@ TEST(PyramidReduce, MatchesDirectLoopAllShapes) {
   }
 }
 
+// u32 (labels) by nearest: the pixel at (2X, 2Y), for every pixel size the
+// row copy has a fixed-size path for (1 to 4 channels) and odd sizes, with
+// the row's output starting at odd and even columns of a held span.
+TEST(PyramidReduce, LabelsTakeTheEvenPixel) {
+  for (int ch = 1; ch <= 5; ++ch) {
+    const PixelFormat fmt{SampleType::kU32, ch};
+    for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {7, 3}, {64, 65}, {301, 2}}) {
+      const Image src = test::random_image(fmt, w, h, static_cast<uint64_t>(w * 10 + ch));
+      const Image got = reduce_image(src);
+      ASSERT_EQ(got.rect(), Rect(0, 0, (w + 1) / 2, (h + 1) / 2));
+      for (int64_t y = 0; y < got.rect().h; ++y)
+        for (int64_t x = 0; x < got.rect().w; ++x)
+          for (int c = 0; c < ch; ++c)
+            ASSERT_EQ(got.ptr<uint32_t>(x, y)[c], src.ptr<uint32_t>(2 * x, 2 * y)[c])
+                << fmt.str() << " " << x << "," << y;
+      // Part of a row: output columns 3.. from input columns held from 5.
+      if (w < 64) continue;
+      const uint8_t* rows[5];
+      for (int i = 0; i < 5; ++i) rows[i] = src.view().ptr_bytes(5, 6);
+      std::vector<uint8_t> out(20 * fmt.bytes_per_pixel());
+      std::vector<uint32_t> scratch;
+      reduce_row(fmt, rows, 5, w - 5, w, 3, 20, out.data(), scratch);
+      for (int64_t x = 0; x < 20; ++x)
+        for (int c = 0; c < ch; ++c)
+          ASSERT_EQ(reinterpret_cast<const uint32_t*>(out.data())[x * ch + c], src.ptr<uint32_t>(2 * (3 + x), 6)[c]);
+    }
+  }
+}
+
 TEST(PyramidReduce, ExtremeValues) {
   for (PixelFormat fmt : {kRgb8, kGray16}) {
     Image src(fmt, Rect(0, 0, 37, 23));

@@ -61,6 +61,23 @@ struct JpegCoefSpec {
   std::vector<uint8_t> head;
 };
 
+// A DHT's table as the stream gives it: the count of codes of each length
+// (bits[1..16]; bits[0] unused) and their symbols in code order.
+struct JpegHuffSpec {
+  uint8_t bits[17];
+  uint8_t val[256];
+};
+
+// What decoding a tile's scan on the GPU needs from its headers (read on the
+// CPU by libjpeg: JpegDecoder::scan_head): where the entropy-coded segment
+// starts, each component's DC and AC tables (frame order, which is the
+// scan's) and its quantisation table (natural order).
+struct JpegScanHead {
+  uint32_t scan_offset = 0;
+  JpegHuffSpec dc[3], ac[3];
+  uint16_t quant[3 * 64];
+};
+
 // The size of a tile's entropy-coded segment where the GPU left the tile as
 // coefficients instead (jpeg_huffman_cuda.hpp).
 constexpr uint32_t kJpegTileAsCoefficients = 0xFFFFFFFFu;

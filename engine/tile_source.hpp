@@ -72,6 +72,14 @@ class RawTiles {
   // says (decode it with decode_raw_tile instead); throws on corrupt data.
   virtual bool decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
                                             const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const = 0;
+  // Reads only the headers of such a tile, for the GPU to entropy-decode it
+  // (JpegDecoder::scan_head). False (the default) where it cannot: decode
+  // the tile with decode_raw_tile_coefficients then; throws on corrupt data.
+  virtual bool raw_tile_scan_head(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                                  const JpegCoefLayout& layout, JpegScanHead& head) const {
+    (void)level, (void)tx, (void)ty, (void)raw, (void)layout, (void)head;
+    return false;
+  }
 };
 
 class DeviceTiles;  // engine/ops/device_tiles.hpp

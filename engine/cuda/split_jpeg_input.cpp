@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/byte_counters.hpp"
 #include "engine/byte_lru.hpp"
 #include "engine/cuda/cuda_check.hpp"
 #include "engine/cuda/device.hpp"
+#include "engine/cuda/device_jpeg_coefs.hpp"
 #include "engine/ops/device_chain.hpp"
 #include "engine/ops/device_tiles.hpp"
 #include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
@@ -20,9 +22,15 @@ namespace {
 
 class SplitJpegInput final : public TileSource, public DeviceTiles {
  public:
-  SplitJpegInput(std::shared_ptr<const TileSource> src, const JpegCoefLayout& layout, int device)
+  // Level 0 decoded into device memory at once where it fits
+  // `device_budget` (engine/cuda/device_jpeg_coefs.hpp); else a read's
+  // tiles entropy-decoded on the CPU as it stages them.
+  SplitJpegInput(std::shared_ptr<const TileSource> src, const JpegCoefLayout& layout, int device, size_t device_budget,
+                 size_t host_budget)
       : src_(std::move(src)), layout_(layout), device_(device) {
     info_ = src_->info();
+    resident_ = decode_jpeg_level0_on_device(*src_, layout_, device_, device_budget, host_budget);
+    if (resident_) tiles_ = resident_->cpu_tiles;
   }
 
   Image read_associated(const std::string& name) const override { return src_->read_associated(name); }
@@ -53,6 +61,7 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   // apart), and the split decode stays off from then on.
   void stage(const Rect& r, StagedInputs& staged) const override {
     Image& host = staged.add();
+    if (resident_) return;  // nothing to send: the coefficients are there
     if (!off_.load(std::memory_order_relaxed)) {
       const Span t = span(r);
       const size_t cpt = layout_.coefs_per_tile(), qpt = layout_.quant_per_tile();
@@ -91,6 +100,14 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   void compute(const Rect& r, uint8_t* dst, size_t pitch, DeviceChain& c) const override {
     const cudaStream_t s = c.stream;
     const Image& host = c.host->next();
+    if (resident_) {
+      const Span t = span(r);
+      const size_t first = static_cast<size_t>(t.ty0 * resident_->across + t.tx0);
+      const size_t row = static_cast<size_t>(resident_->across);
+      finish(r, t, resident_->coefs + first * layout_.coefs_per_tile(),
+             resident_->quant + first * layout_.quant_per_tile(), row, dst, pitch, c);
+      return;
+    }
     const size_t bytes = host.size_bytes();
     c.lane->reserve(bytes, 0);
     std::memcpy(c.lane->host_in.get(), host.view().row_bytes(0), bytes);
@@ -104,22 +121,40 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
       return;
     }
     const Span t = span(r);
-    const int64_t T = layout_.tile;
-    const size_t cpt = layout_.coefs_per_tile(), qpt = layout_.quant_per_tile();
     const size_t n = static_cast<size_t>(t.nx * t.ny);
+    const auto* coefs = reinterpret_cast<const int16_t*>(up);
+    const auto* quant = reinterpret_cast<const uint16_t*>(up) + n * layout_.coefs_per_tile();
+    finish(r, t, coefs, quant, static_cast<size_t>(t.nx), dst, pitch, c);
+  }
+
+ protected:
+  void read_inside(int level, const ImageView& dst) const override { src_->read(level, dst); }
+
+ private:
+  struct Span {
+    int64_t tx0, ty0, nx, ny;
+  };
+
+  // The IDCT, upsampling and colour conversion of the tiles of span t, whose
+  // coefficients and quantisation tables are on the device in rows of
+  // `row` tiles (t's first at coefs and quant), then r's pixels into dst.
+  void finish(const Rect& r, const Span& t, const int16_t* coefs, const uint16_t* quant, size_t row, uint8_t* dst,
+              size_t pitch, DeviceChain& c) const {
+    const cudaStream_t s = c.stream;
+    const int64_t T = layout_.tile;
+    const size_t bpp = info_.fmt.bytes_per_pixel();
+    const size_t cpt = layout_.coefs_per_tile(), qpt = layout_.quant_per_tile();
     const size_t row_pitch = static_cast<size_t>(t.nx * T) * bpp;
     uint8_t* px = c.scratch.alloc(row_pitch * static_cast<size_t>(t.ny * T));
     uint8_t* planes = c.scratch.alloc(static_cast<size_t>(t.nx) * jpeg_idct_plane_bytes(layout_));
-    const auto* coefs = reinterpret_cast<const int16_t*>(up);
-    const auto* quant = reinterpret_cast<const uint16_t*>(up) + n * cpt;
-    for (int64_t row = 0; row < t.ny; ++row) {  // one row of tiles side by side per launch
+    for (int64_t y = 0; y < t.ny; ++y) {  // one row of tiles side by side per launch
       JpegIdctLaunch k;
       k.layout = layout_;
       k.tiles = static_cast<int>(t.nx);
-      k.coefs = coefs + static_cast<size_t>(row * t.nx) * cpt;
-      k.quant = quant + static_cast<size_t>(row * t.nx) * qpt;
+      k.coefs = coefs + static_cast<size_t>(y) * row * cpt;
+      k.quant = quant + static_cast<size_t>(y) * row * qpt;
       k.planes = planes;
-      k.out = px + static_cast<size_t>(row * T) * row_pitch;
+      k.out = px + static_cast<size_t>(y * T) * row_pitch;
       k.out_pitch = row_pitch;
       k.out_w = t.nx * T;
       k.rows = T;
@@ -130,14 +165,6 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
     TW_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch, from, row_pitch, static_cast<size_t>(r.w) * bpp,
                                     static_cast<size_t>(r.h), cudaMemcpyDeviceToDevice, s));
   }
-
- protected:
-  void read_inside(int level, const ImageView& dst) const override { src_->read(level, dst); }
-
- private:
-  struct Span {
-    int64_t tx0, ty0, nx, ny;
-  };
   // The tiles `r` (inside level 0) touches.
   Span span(const Rect& r) const {
     const int64_t T = layout_.tile;
@@ -149,13 +176,15 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   JpegCoefLayout layout_;
   int device_;
   mutable std::atomic<bool> off_{false};
-  mutable std::atomic<int64_t> tiles_{0};  // entropy-decoded (not taken from coefs_)
+  std::optional<DeviceJpegCoefs> resident_;  // level 0's coefficients on the device
+  mutable std::atomic<int64_t> tiles_{0};    // entropy-decoded on the CPU (not taken from coefs_)
   // Recently staged tiles' coefficients then quantisation tables, by
   // (ty, tx); bounded by set_read_cache.
   mutable ByteLru<std::vector<uint16_t>> coefs_;
 
  public:
   int64_t tiles() const { return tiles_.load(); }
+  int64_t gpu_tiles() const { return resident_ ? resident_->gpu_tiles : 0; }
 };
 
 }  // namespace
@@ -165,14 +194,20 @@ int64_t split_jpeg_tiles(const TileSource& src) {
   return s ? s->tiles() : -1;
 }
 
-std::shared_ptr<const TileSource> make_split_jpeg_input(std::shared_ptr<const TileSource> src, int device) {
+int64_t split_jpeg_gpu_decoded_tiles(const TileSource& src) {
+  const auto* s = dynamic_cast<const SplitJpegInput*>(&src);
+  return s ? s->gpu_tiles() : -1;
+}
+
+std::shared_ptr<const TileSource> make_split_jpeg_input(std::shared_ptr<const TileSource> src, int device,
+                                                        size_t device_budget, size_t host_budget) {
   const RawTiles* raw = src ? src->raw_tiles() : nullptr;
   const RawTileFormat* f = raw ? raw->raw_format(0) : nullptr;
   if (!f) return src;
   const std::optional<JpegCoefLayout> layout = gpu_jpeg_coef_layout(*f);
   const PixelFormat fmt = src->info().fmt;
   if (!layout || fmt.type != SampleType::kU8 || fmt.channels != layout->components) return src;
-  return std::make_shared<SplitJpegInput>(std::move(src), *layout, device);
+  return std::make_shared<SplitJpegInput>(std::move(src), *layout, device, device_budget, host_budget);
 }
 
 }  // namespace tw

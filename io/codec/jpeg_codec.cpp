@@ -399,4 +399,47 @@ bool JpegDecoder::decode_coefficients(const uint8_t* data, size_t n, const std::
   return true;
 }
 
+bool JpegDecoder::scan_head(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,
+                            const JpegCoefLayout& layout, JpegScanHead& head, const std::string& what) {
+  auto& d = st_->dinfo;
+  restart();
+  begin_tile(st_->err, n, what);
+  if (setjmp(st_->err.jump)) {
+    jpeg_abort_decompress(&d);
+    throw corrupt(st_->err, what);
+  }
+  read_headers(d, data, n, tables);
+  // One baseline scan of every component in frame order, no restarts, the
+  // layout's size and sampling: anything else is libjpeg's to decode.
+  bool fits = d.num_components == layout.components && d.data_precision == 8 && !d.progressive_mode && !d.arith_code &&
+              d.restart_interval == 0 && d.comps_in_scan == d.num_components && d.Ss == 0 && d.Se == 63 && d.Ah == 0 &&
+              d.Al == 0 && static_cast<int64_t>(d.image_width) == layout.tile &&
+              static_cast<int64_t>(d.image_height) == layout.tile && !st_->err.corrupt;
+  for (int c = 0; fits && c < layout.components; ++c) {
+    const jpeg_component_info& comp = d.comp_info[c];
+    const int h = c == 0 && layout.components == 3 ? layout.h_samp : 1;
+    const int v = c == 0 && layout.components == 3 ? layout.v_samp : 1;
+    fits = d.cur_comp_info[c] == &d.comp_info[c] && comp.h_samp_factor == h && comp.v_samp_factor == v &&
+           static_cast<int64_t>(comp.width_in_blocks) == layout.blocks_w(c) &&
+           static_cast<int64_t>(comp.height_in_blocks) == layout.blocks_h(c) && comp.dc_tbl_no >= 0 &&
+           comp.dc_tbl_no < NUM_HUFF_TBLS && comp.ac_tbl_no >= 0 && comp.ac_tbl_no < NUM_HUFF_TBLS &&
+           comp.quant_tbl_no >= 0 && comp.quant_tbl_no < NUM_QUANT_TBLS;
+    const JHUFF_TBL* dc = fits ? d.dc_huff_tbl_ptrs[comp.dc_tbl_no] : nullptr;
+    const JHUFF_TBL* ac = fits ? d.ac_huff_tbl_ptrs[comp.ac_tbl_no] : nullptr;
+    const JQUANT_TBL* q = fits ? d.quant_tbl_ptrs[comp.quant_tbl_no] : nullptr;
+    fits = dc && ac && q;  // libjpeg-turbo would fill in a missing Huffman table
+    if (!fits) break;
+    std::memcpy(head.dc[c].bits, dc->bits, sizeof head.dc[c].bits);
+    std::memcpy(head.dc[c].val, dc->huffval, sizeof head.dc[c].val);
+    std::memcpy(head.ac[c].bits, ac->bits, sizeof head.ac[c].bits);
+    std::memcpy(head.ac[c].val, ac->huffval, sizeof head.ac[c].val);
+    for (int k = 0; k < 64; ++k) head.quant[c * 64 + k] = q->quantval[k];
+  }
+  const uint8_t* at = d.src->next_input_byte;
+  jpeg_abort_decompress(&d);
+  if (!fits || at < data || at > data + n) return false;
+  head.scan_offset = static_cast<uint32_t>(at - data);
+  return true;
+}
+
 }  // namespace tw

@@ -70,6 +70,13 @@ class JpegDecoder {
   bool decode_coefficients(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables,
                            const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant, const std::string& what);
 
+  // The headers only, for the GPU's entropy decoding
+  // (io/codec/jpeg_transform/jpeg_huffman_decode.hpp): fills `head`, or
+  // returns false where the tile is not one baseline scan laid out as
+  // `layout` says (decode_coefficients then). Throws on corrupt headers.
+  bool scan_head(const uint8_t* data, size_t n, const std::vector<uint8_t>& tables, const JpegCoefLayout& layout,
+                 JpegScanHead& head, const std::string& what);
+
  private:
   void restart();  // a fresh libjpeg decompressor: no tables of an earlier stream
   struct State;

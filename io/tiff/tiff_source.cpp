@@ -741,6 +741,16 @@ bool TiffSource::decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty,
                                                    im.chunk_name(level, d, ci));
 }
 
+bool TiffSource::raw_tile_scan_head(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                                    const JpegCoefLayout& layout, JpegScanHead& head) const {
+  auto& im = *impl_;
+  const Dir& d = im.levels.at(static_cast<size_t>(level));
+  if (!d.own_jpeg || raw.empty()) return false;
+  const int64_t ci = ty * d.across() + tx;
+  return thread_jpeg_decoder().scan_head(raw.data(), raw.size(), d.jpeg_tables, layout, head,
+                                         im.chunk_name(level, d, ci));
+}
+
 Image TiffSource::read_associated(const std::string& name) const {
   auto& im = *impl_;
   for (size_t i = 0; i < im.assoc.size(); ++i) {

@@ -31,6 +31,8 @@ class TiffSource : public TileSource, public RawTiles {
                        const ImageView& dst) const override;
   bool decode_raw_tile_coefficients(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
                                     const JpegCoefLayout& layout, int16_t* coefs, uint16_t* quant) const override;
+  bool raw_tile_scan_head(int level, int64_t tx, int64_t ty, const std::vector<uint8_t>& raw,
+                          const JpegCoefLayout& layout, JpegScanHead& head) const override;
 
   // Keep decoded tiles/strips for re-reads (halos, strips that straddle
   // bands), within this many bytes. 0 (the default) keeps none.

@@ -195,10 +195,18 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
   if (inputs.size() != plan.input_names.size()) throw InternalError("run_pipeline: inputs do not match the plan");
   PipelineRun run;
   run.slots = inputs;
-  // On CUDA, inputs of JPEG tiles reach the GPU steps the split way: entropy
-  // decoding on the CPU, the rest on the device (engine/cuda/split_jpeg_input.hpp).
+  // On CUDA, inputs of JPEG tiles reach the GPU steps the split way: level
+  // 0's coefficients entropy-decoded on the GPU and kept there where they fit
+  // a quarter of the device budget (as a chain's stored result), else the
+  // entropy decoding on the CPU; the rest on the device
+  // (engine/cuda/split_jpeg_input.hpp).
   if (ctx.backend.is_cuda()) {
-    for (SourceP& in : run.slots) in = make_split_jpeg_input(in, ctx.backend.device);
+    const std::vector<CudaDeviceInfo> devs = cuda_devices();
+    const int dev = ctx.backend.device;
+    const size_t device_budget = dev >= 0 && static_cast<size_t>(dev) < devs.size()
+                                     ? gpu_memory_budget(ctx.gpu_memory, devs[static_cast<size_t>(dev)].free_bytes) / 4
+                                     : 0;
+    for (SourceP& in : run.slots) in = make_split_jpeg_input(in, dev, device_budget, ctx.memory);
     set_gpu_piece_budget(ctx.memory);
   }
   run.inputs = run.slots;

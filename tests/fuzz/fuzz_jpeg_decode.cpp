@@ -5,11 +5,13 @@
 // off into a JPEGTables blob (as TIFF stores them), and the coefficient
 // layout for decode_coefficients. InputError is the expected outcome; a
 // decoder that has decoded other tiles before must act as a fresh one.
+#include <algorithm>
 #include <cstring>
 
 #include "engine/jpeg_coefs.hpp"
 #include "engine/jpeg_tables.hpp"
 #include "io/codec/jpeg_codec.hpp"
+#include "io/codec/jpeg_transform/jpeg_huffman_decode.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace {
@@ -107,10 +109,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (reused_error != fresh_error) finding("a reused JPEG decoder fails otherwise than a fresh one");
   if (std::memcmp(reused.data(), fresh.data(), reused.size_bytes()) != 0)
     finding("a reused JPEG decoder decodes otherwise than a fresh one");
+  std::vector<int16_t> coefs(layout.coefs_per_tile());
+  std::vector<uint16_t> quant(layout.quant_per_tile());
+  bool libjpeg_ok = false;
   try {
-    std::vector<int16_t> coefs(layout.coefs_per_tile());
-    std::vector<uint16_t> quant(layout.quant_per_tile());
-    dec.decode_coefficients(tile.data(), tile.size(), tables, layout, coefs.data(), quant.data(), "fuzz tile");
+    libjpeg_ok =
+        dec.decode_coefficients(tile.data(), tile.size(), tables, layout, coefs.data(), quant.data(), "fuzz tile");
+  } catch (const InputError& e) {
+    fuzz::expected(e);
+  }
+  // The GPU's entropy decoder, run on the CPU: what it decodes must be
+  // libjpeg's coefficients of a stream libjpeg decoded without complaint.
+  try {
+    JpegScanHead head;
+    std::vector<int16_t> ours(layout.coefs_per_tile());
+    if (dec.scan_head(tile.data(), tile.size(), tables, layout, head, "fuzz tile") &&
+        jpeg_entropy_decode_tile(layout, head, tile.data(), tile.size(), ours.data()) == kJpegDecodeOk) {
+      if (!libjpeg_ok) finding("the GPU's JPEG entropy decoder decoded a tile libjpeg refuses");
+      if (ours != coefs) finding("the GPU's JPEG entropy decoder differs from libjpeg");
+      if (!std::equal(quant.begin(), quant.end(), head.quant)) finding("scan_head's quantisation tables differ");
+    }
   } catch (const InputError& e) {
     fuzz::expected(e);
   }

@@ -39,7 +39,8 @@ uint64_t sum_of(const nlohmann::json& report, const char* key) {
 struct StepsRun {
   Image image;
   nlohmann::json report;
-  int64_t split_tiles = -1;
+  int64_t split_tiles = -1;  // entropy-decoded on the CPU for the GPU
+  int64_t gpu_tiles = -1;    // entropy-decoded on the GPU
 };
 StepsRun run_steps(const std::vector<std::string>& steps, const SourcePtr& input, const Backend& b, int64_t tile,
                    size_t memory = 0, const std::vector<int>& keep_steps = {}) {
@@ -52,7 +53,8 @@ StepsRun run_steps(const std::vector<std::string>& steps, const SourcePtr& input
   std::vector<int> keep;
   for (int k : keep_steps) keep.push_back(plan.slot_of_step(k));
   const PipelineRun r = run_pipeline(p, plan, {input}, ctx, false, keep);
-  return {test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r), split_jpeg_tiles(*r.inputs[0])};
+  return {test::read_tiled(*r.output(), 256), pipeline_report(p, plan, r), split_jpeg_tiles(*r.inputs[0]),
+          split_jpeg_gpu_decoded_tiles(*r.inputs[0])};
 }
 
 class PipelineCuda : public ::testing::TestWithParam<test::Chain> {
@@ -306,7 +308,7 @@ TEST(PipelineCudaResidency, JpegInputDecodedTheSplitWay) {
     if (c.fmt == kRgb8) steps.insert(steps.begin(), "filter gray");
     auto run = [&](const Backend& b, int64_t tile, size_t memory, int64_t* split) {
       StepsRun r = run_steps(steps, input, b, tile, memory);
-      if (split) *split = r.split_tiles;
+      if (split) *split = r.split_tiles < 0 ? -1 : r.split_tiles + r.gpu_tiles;  // on either side
       return std::move(r.image);
     };
     const Image cpu = run(Backend{}, 256, 0, nullptr);
@@ -344,14 +346,32 @@ TEST(PipelineCudaResidency, JpegInputDecodedTheSplitWay) {
       {"run", good, out, "filter gray", "filter gaussian --sigma 2", "--device", "cuda", "--report", rep});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = test::read_json(rep);
-  EXPECT_GE(j["input_gpu_split_jpeg_tiles"][0].get<int64_t>(), 8 * 6) << j.dump();
+  EXPECT_EQ(j["input_gpu_split_jpeg_tiles"][0].get<int64_t>(), 0) << j.dump();
+  EXPECT_EQ(j["input_gpu_entropy_decoded_tiles"][0].get<int64_t>(), 8 * 6) << j.dump();
+  // A device budget too small for level 0's coefficients: the CPU
+  // entropy-decodes each read's tiles, to the same file.
+  const std::string out2 = tmp.file("g2.tif"), rep2 = tmp.file("g2.json"), ref = tmp.file("ref.tif");
+  ASSERT_EQ(test::run_cli({"run", good, out2, "filter gray", "filter gaussian --sigma 2", "--device", "cuda",
+                           "--gpu-memory", "16M", "--report", rep2})
+                .exit_code,
+            0);
+  const nlohmann::json j2 = test::read_json(rep2);
+  EXPECT_GE(j2["input_gpu_split_jpeg_tiles"][0].get<int64_t>(), 8 * 6) << j2.dump();
+  EXPECT_EQ(j2["input_gpu_entropy_decoded_tiles"][0].get<int64_t>(), 0) << j2.dump();
+  ASSERT_EQ(test::run_cli({"run", good, ref, "filter gray", "filter gaussian --sigma 2", "--device", "cpu"}).exit_code,
+            0);
+  EXPECT_EQ(test::bytes_diff(test::read_tiled(*open_source(out2), 256).view(),
+                             test::read_tiled(*open_source(ref), 256).view()),
+            "");
+  EXPECT_EQ(test::bytes_diff(test::read_tiled(*open_source(out), 256).view(),
+                             test::read_tiled(*open_source(ref), 256).view()),
+            "");
 }
 
 // Two GPU chains reading one JPEG input (as the nuclei's gray and
-// hematoxylin do) stage the same tiles' coefficients: the input keeps them
-// (set_read_cache), so each tile is entropy-decoded once where the cache
-// holds the image — and the result is the CPU's. Out of core (a cache of
-// less than the image) it stays the CPU's.
+// hematoxylin do) read its coefficients from the device, where the GPU
+// entropy-decoded each tile once — and the result is the CPU's, out of core
+// (host memory) too.
 TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
@@ -371,11 +391,13 @@ TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
   for (int64_t tile : {64, 256}) {
     const StepsRun gpu = run_steps(steps, open_source(path), Backend::cuda(0), tile);
     EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.view()), "") << "tile " << tile;
-    EXPECT_EQ(gpu.split_tiles, tiles) << "tile " << tile << ": every tile entropy-decoded once";
+    // Every tile entropy-decoded once, on the GPU; none on the CPU.
+    EXPECT_EQ(gpu.split_tiles, 0) << "tile " << tile;
+    EXPECT_EQ(gpu.gpu_tiles, tiles) << "tile " << tile;
   }
   const StepsRun small = run_steps(steps, open_source(path), Backend::cuda(0), 64, 8u << 20);
   EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.view()), "") << "out of core";
-  EXPECT_GE(small.split_tiles, tiles);
+  EXPECT_EQ(small.gpu_tiles, tiles);
 }
 
 // A math step joining two GPU chains (as the nuclei's `math mask h8 tissue`)
@@ -408,7 +430,7 @@ TEST(PipelineCudaResidency, OverlayOfAJpegSlide) {
       const StepsRun gpu = run_steps(steps, open_source(path), Backend::cuda(0), tile);
       EXPECT_EQ(test::bytes_diff(gpu.image.view(), cpu.view()), "");
       EXPECT_EQ(gpu.report[3]["values"]["op_device"], "cuda:0") << gpu.report[3].dump();
-      EXPECT_GT(gpu.split_tiles, 0);
+      EXPECT_GT(gpu.gpu_tiles, 0);
       // Its pieces run on worker threads; the step still counts their bytes:
       // the RGB result down, the u32 labels (with halos) up.
       EXPECT_GE(gpu.report[3]["bytes_downloaded"].get<double>(), 3.0 * 1000 * 613) << gpu.report[3].dump();

@@ -186,6 +186,10 @@ int run_pipeline_command(const PipelineCommand& c, const Args& a, const CommonOp
   nlohmann::json split = nlohmann::json::array();
   for (size_t k = 0; k < plan.input_names.size(); ++k) split.push_back(split_jpeg_tiles(*run.inputs[k]));
   values["input_gpu_split_jpeg_tiles"] = split;
+  std::vector<int64_t> gpu_decoded;
+  for (size_t k = 0; k < plan.input_names.size(); ++k)
+    gpu_decoded.push_back(split_jpeg_gpu_decoded_tiles(*run.inputs[k]));
+  values["input_gpu_entropy_decoded_tiles"] = gpu_decoded;
   if (!kept_files.empty()) values["kept"] = kept_files;
   if (beside_writing) {
     beside.finish();  // rethrows what it threw

@@ -25,7 +25,7 @@ struct Read {
   std::vector<uint8_t> bytes;
   JpegScanHead head;
   bool gpu = false;
-  bool later = false;  // headers read, but decoded here
+  bool later = false;           // headers read, but decoded here
   std::vector<uint16_t> quant;  // of a tile decoded here
 };
 
@@ -77,8 +77,9 @@ class Decoder {
     for (int64_t i = 0; i < n; ++i) {
       Read& r = reads[static_cast<size_t>(i)];
       if (!r.gpu) continue;
-      const int64_t set =
-          last >= 0 && same_tables(sets_[static_cast<size_t>(last)], r.head, layout_.components) ? last : set_of(r.head);
+      const int64_t set = last >= 0 && same_tables(sets_[static_cast<size_t>(last)], r.head, layout_.components)
+                              ? last
+                              : set_of(r.head);
       if (set < 0 || size + r.bytes.size() > UINT32_MAX) {
         r.gpu = false;
         r.later = true;  // a table libjpeg refuses, or past 4 GB of streams: decoded here after all
@@ -100,8 +101,7 @@ class Decoder {
         std::copy(r.head.quant, r.head.quant + qpt_, q);
         return;
       }
-      if (r.later && !decode_here(t0 + i, r))
-        fits_after.store(false, std::memory_order_relaxed);
+      if (r.later && !decode_here(t0 + i, r)) fits_after.store(false, std::memory_order_relaxed);
       std::copy(r.quant.begin(), r.quant.end(), q);
     });
     if (!fits_after.load()) return false;

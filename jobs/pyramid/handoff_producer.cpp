@@ -56,6 +56,13 @@ HandoffProducer::HandoffProducer(const Backend& backend, size_t gpu_memory, Pixe
                 gpu_pool_.add_idle(fmt, Rect(levels[k].col0, 0, levels[k].col1 - levels[k].col0,
                                              std::min(band_rows, levels[k].height)));
             }
+          // Level 0's coefficients, where the GPU transforms the bands it
+          // takes (a computed level 0 written as JPEG): one per token and a
+          // spare, as below.
+          if (split_encode && !encode.empty() && encode[0])
+            for (int i = 0; i <= warm_bands; ++i)
+              gpu_pool_.add_idle(PixelFormat{SampleType::kU8, 1},
+                                 Rect(0, 0, static_cast<int64_t>(coef_band_bytes(*encode[0], levels[0])), 1));
           // Level-0 bands after the hand-over (one per token and a spare):
           // JPEG tiles the GPU finishes decoding (their coefficients, pinned),
           // else pinned pixels. Either way the GPU reads them by DMA; from

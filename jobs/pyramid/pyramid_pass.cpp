@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_pipeline.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -97,12 +98,13 @@ class Pass {
     // the CPU encoder's). Not for bands kept for a further pass.
     if (a_.backend.is_cuda() && one_stripe && !a_.capture && !a_.share && fmt_.type == SampleType::kU8) {
       encode_specs_.resize(g_.levels.size());
-      // Level 0 as well where the pass computes and writes it, on a GPU
-      // that has the cascade from the start: the band is uploaded for the
-      // cascade anyway, and the CPU's transform of it was most of the
-      // level's encoding (a nuclei overlay: 31k tiles of 2 GP). Not with
-      // a hand-over, whose CPU part would not send the level back.
-      const bool level0 = !a_.backend.pending && !a_.passthrough && !a_.skip_level0;
+      // Level 0 as well where the pass computes and writes it: the band is
+      // uploaded for the cascade anyway, and the CPU's transform of it was
+      // most of the level's encoding (a nuclei overlay: 31k tiles of 2 GP;
+      // `pyramid --recompress`: 9 of its 17 thread-seconds on the H200).
+      // With a hand-over, only the bands the GPU pushes come back so; the
+      // CPU encodes those its cascade took (reduce_band).
+      const bool level0 = !a_.passthrough && !a_.skip_level0;
       for (int k = level0 ? 0 : 1; k <= g_.K; ++k) {
         std::optional<JpegCoefSpec> sp =
             a_.sink->jpeg_coefs() ? a_.sink->jpeg_coefs()->jpeg_coef_spec(k + a_.level_offset) : std::nullopt;
@@ -138,7 +140,6 @@ class Pass {
       bool split_encode = false;
       enable_split_jpeg(*producer_->jpeg(), encode_specs_, coef_layout_, a_.tokens + 1, fmt_, g_.levels, T_, room,
                         &split_encode, nullptr);
-      level0_on_gpu_ = split_encode && !encode_specs_.empty() && encode_specs_[0].has_value();
     } else {
       producer_ = make_cpu_producer(fmt_, g_.levels, T_, *pool_);
     }
@@ -261,16 +262,19 @@ class Pass {
     // Ghost rows of a share: reduced for the rows below, not written here.
     const bool own0 = !share || share->owns(0, t->y);
     if (!own0) t->tasks.clear();  // raw tiles read for pass-through
-    // Level 0's tiles: as pixels, or as the GPU's coefficients among the
-    // finished bands.
-    if (!a_.skip_level0 && !a_.passthrough && own0 && !level0_on_gpu_) {
-      const auto [tx0, tx1] = tile_range(0);
-      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T_, t->pixels, {}, nullptr, {}});
-    }
     if (t->ticket)
       producer_->jpeg()->push_submitted(t->ticket, t->finished);
     else
       producer_->push(t->pixels, t->finished);
+    // Level 0's tiles: as the GPU's coefficients among the finished bands
+    // where it transformed the band (a band its cascade took), else from
+    // the pixels.
+    const bool level0_back = std::any_of(t->finished.begin(), t->finished.end(),
+                                         [](const FinishedBand& f) { return f.level == 0 && f.coefs; });
+    if (!a_.skip_level0 && !a_.passthrough && own0 && !level0_back) {
+      const auto [tx0, tx1] = tile_range(0);
+      for (int64_t tx = tx0; tx < tx1; ++tx) t->tasks.push_back({0, tx, t->y / T_, t->pixels, {}, nullptr, {}});
+    }
     for (const FinishedBand& f : t->finished) {
       if (share && (f.coefs || !f.band || !share->owns(f.level, f.band->rect().y))) continue;
       if (f.coefs) {
@@ -439,7 +443,7 @@ class Pass {
   HandoffProducer* handoff_ = nullptr;
   const RawTiles* raw_tiles_ = nullptr;
   const RawTileFormat* raw0_ = nullptr;
-  bool gpu_jpeg_ = false, handoff_jpeg_ = false, level0_on_gpu_ = false;
+  bool gpu_jpeg_ = false, handoff_jpeg_ = false;
   std::optional<JpegCoefLayout> coef_layout_;
   JpegEncodeSpecs encode_specs_;
   // Edge tiles padded for the encoder, per thread; the pass's own, not a

@@ -409,5 +409,65 @@ TEST(CpuVsCuda, ComputedLevelZeroTransformedOnTheGpu) {
   }
 }
 
+// `pyramid --recompress` and a generated slide compute level 0, and the
+// pass starts on the CPU while CUDA starts: the bands the CPU's cascade
+// takes are encoded on the CPU, those after the hand-over come back from
+// the GPU as level-0 coefficients (and entropy codes). The file is the CPU
+// backend's, byte for byte, wherever the hand-over falls; with a device
+// budget too small for the split coding, all of it is encoded on the CPU.
+TEST(CpuVsCuda, ComputedLevelZeroAfterHandover) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  const std::string jpeg_in = tmp.file("in.tif");
+  ASSERT_EQ(
+      test::run_cli({"pyramid", "synthetic:2600x1900", jpeg_in, "--min-size", "100000", "--device", "cpu"}).exit_code,
+      0);
+  struct Case {
+    std::string input;
+    bool recompress;
+    const char* tile;
+    const char* join;
+    const char* gpu_memory;
+  };
+  int n = 0;
+  for (const Case& c :
+       {Case{jpeg_in, true, "256", "512", "4G"}, Case{jpeg_in, true, "256", "0", "4G"},
+        Case{jpeg_in, true, "512", "1024", "4G"}, Case{"synthetic:3001x2333", false, "256", "768", "4G"},
+        Case{jpeg_in, true, "256", "512", "12M"}}) {
+    const std::string a = tmp.file("cpu" + std::to_string(n) + ".tif"),
+                      b = tmp.file("gpu" + std::to_string(n) + ".tif");
+    ++n;
+    for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
+      std::vector<std::string> args = {"pyramid", c.input,        out,          "--tile",   c.tile,       "--device",
+                                       dev,       "--gpu-memory", c.gpu_memory, "--report", out + ".json"};
+      if (c.recompress) args.push_back("--recompress");
+      test::RunOptions join;
+      join.env["TW_TEST_GPU_JOIN_ROW"] = c.join;
+      const auto r = test::run_cli(args, join);
+      ASSERT_EQ(r.exit_code, 0) << dev << ": " << r.err;
+    }
+    const std::string what = c.input + " tile " + c.tile + " from row " + c.join + " --gpu-memory " + c.gpu_memory;
+    expect_same_tiles(a, b, what);
+    const nlohmann::json json = read_report(b + ".json");
+    EXPECT_EQ(json["gpu_from_row"], std::stoll(c.join)) << what << json;
+    // Level 0's tiles from the hand-over's row: the GPU's (the lower
+    // levels' add to the count).
+    TIFF* t = TIFFOpen(b.c_str(), "r");
+    ASSERT_NE(t, nullptr) << what;
+    uint32_t w = 0, h = 0;
+    TIFFGetField(t, TIFFTAG_IMAGEWIDTH, &w);
+    TIFFGetField(t, TIFFTAG_IMAGELENGTH, &h);
+    TIFFClose(t);
+    const int64_t T = std::stoll(c.tile);
+    const int64_t gpu_level0 = (w + T - 1) / T * ((h - std::stoll(c.join) + T - 1) / T);
+    if (std::string(c.gpu_memory) != "12M") {
+      EXPECT_GT(json["gpu_fdct_tiles"].get<int64_t>(), gpu_level0) << what << json;
+      EXPECT_GT(json["gpu_entropy_tiles"].get<int64_t>(), gpu_level0) << what << json;
+    } else {
+      EXPECT_EQ(json["gpu_fdct_tiles"], 0) << what << json;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tw

@@ -135,6 +135,10 @@ TEST(BatchCli, BadUseIsOneLineAndNothingWritten) {
       {{"batch", tmp.file("ok.txt"), tmp.file("o6"), "filter gray", "--recompress"}, 2, "option of pyramids"},
       {{"batch", tmp.file("ok.txt"), tmp.file("o7"), "--memory", "1K"}, 2, "--memory"},
       {{"batch", tmp.file("ok.txt")}, 2, "LIST OUTDIR"},
+      // The device is checked after MPI's start (CUDA starts beside it),
+      // still before anything is made.
+      {{"batch", tmp.file("ok.txt"), tmp.file("o9"), "--device", "cuda:99"}, 1, "--device cuda:99: "},
+      {{"batch", tmp.file("ok.txt"), tmp.file("o10"), "--device", "gpu"}, 1, "unknown device 'gpu'"},
   };
   for (const Case& c : cases) {
     const auto r = test::run_cli(c.args);
@@ -184,6 +188,19 @@ TEST(BatchMpi, TwoAndThreeRanksWriteWhatOneProcessWrites) {
     for (const auto& sl : sum["slides"]) ranks.insert(sl["rank"].get<int>());
     EXPECT_EQ(static_cast<int>(ranks.size()), np) << "every rank took a slide";
   }
+}
+
+// A device no rank can use: every rank says so and stops, none waits for
+// the others, nothing is made.
+TEST(BatchMpi, AnUnusableDeviceStopsEveryRank) {
+  std::string why;
+  if (!mpi_ready(&why)) GTEST_SKIP() << why;
+  test::TempDir tmp;
+  write_list(tmp.file("list.txt"), {"synthetic:300x200"});
+  const auto r = mpirun(2, {"batch", tmp.file("list.txt"), tmp.file("out"), "--device", "cuda:99"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("tilewave: error: --device cuda:99: "), std::string::npos) << r.err;
+  EXPECT_FALSE(test::path_exists(tmp.file("out")));
 }
 
 TEST(BatchMpi, AKilledRankLeavesNoPartialOutputAndResumeCompletes) {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "engine/cuda/split_jpeg_input.hpp"
+#include "engine/memory.hpp"
 #include "kernels/reconstruct/bit_planes.hpp"
 #include "tests/jobs/pipeline_chains.hpp"
 #include "tests/support/gpu.hpp"
@@ -398,6 +399,50 @@ TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
   const StepsRun small = run_steps(steps, open_source(path), Backend::cuda(0), 64, 8u << 20);
   EXPECT_EQ(test::bytes_diff(small.image.view(), cpu.view()), "") << "out of core";
   EXPECT_EQ(small.gpu_tiles, tiles);
+}
+
+// With level 0's coefficients on the device, host reads of the input (the
+// nuclei's features measuring the slide's pixels) are made on the GPU too:
+// the CPU decoder's pixels, exactly, for RGB 4:2:0 and gray, reads across
+// tiles, wider than one lane's piece, at odd places, a pixel, the edges,
+// and partly outside the image (the border rule's pixels there).
+TEST(PipelineCudaResidency, HostReadsOfAResidentInputAreTheCpuDecoders) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  for (const PixelFormat fmt : {kRgb8, kGray8}) {
+    SCOPED_TRACE(fmt.str());
+    const Image img = test::pattern_image(fmt, 2100, 613, 11);
+    test::TiffSpec spec;
+    spec.tile_w = spec.tile_h = 64;
+    spec.compression = COMPRESSION_JPEG;
+    spec.jpeg_quality = 85;
+    spec.jpeg_ycbcr = fmt == kRgb8;
+    const std::string path = tmp.file("in" + std::to_string(fmt.channels) + ".tif");
+    test::write_tiff(path, img.view(), spec);
+    const SourcePtr cpu = open_source(path);
+    const SourcePtr gpu = make_split_jpeg_input(open_source(path), 0, size_t{1} << 30, size_t{64} << 20);
+    ASSERT_EQ(split_jpeg_gpu_decoded_tiles(*gpu), 33 * 10);
+    for (const Rect& r : {Rect(0, 0, 2100, 613), Rect(37, 61, 1500, 200), Rect(1033, 599, 1, 1),
+                          Rect(2036, 576, 64, 37), Rect(-5, -3, 300, 40), Rect(2000, 600, 200, 30)}) {
+      for (const Border& b : {Border{}, Border{BorderMode::kConstant, 7}}) {
+        const Image want = cpu->read(0, r, b), got = gpu->read(0, r, b);
+        EXPECT_EQ(test::bytes_diff(got.view(), want.view()), "") << r.x << "," << r.y << " " << r.w << "x" << r.h;
+      }
+    }
+    // In pieces of fewer rows under a small budget (256 KB: 85 rows of 1024
+    // RGB pixels).
+    set_gpu_piece_budget(0);
+    EXPECT_EQ(test::bytes_diff(gpu->read(0, Rect(0, 0, 2100, 613)).view(), cpu->read(0, Rect(0, 0, 2100, 613)).view()),
+              "");
+    set_gpu_piece_budget(size_t{1} << 30);
+    // Every read stays the CPU's way where nothing is resident: a 1-KB
+    // device budget.
+    const SourcePtr off = make_split_jpeg_input(open_source(path), 0, 1024, size_t{64} << 20);
+    EXPECT_EQ(split_jpeg_gpu_decoded_tiles(*off), 0);
+    EXPECT_EQ(
+        test::bytes_diff(off->read(0, Rect(37, 61, 1500, 200)).view(), cpu->read(0, Rect(37, 61, 1500, 200)).view()),
+        "");
+  }
 }
 
 // A math step joining two GPU chains (as the nuclei's `math mask h8 tissue`)

@@ -44,7 +44,8 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   // Half for the input's decoded pixels (its readers on the host), half for
   // the coefficients the GPU chains stage: two chains reading the input
   // (nuclei: gray and hematoxylin) and the halos of neighbouring pieces
-  // would otherwise entropy-decode every tile again.
+  // would otherwise entropy-decode every tile again. (With level 0 on the
+  // device neither is filled: only reads of lower levels use the first.)
   void set_read_cache(size_t bytes) const override {
     src_->set_read_cache(bytes / 2);
     coefs_.set_capacity(bytes / 2);

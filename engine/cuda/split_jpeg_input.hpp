@@ -6,7 +6,8 @@
 // for the tiles a read covers (about half a full decode's time); then the
 // IDCT, upsampling and colour conversion on the GPU with libjpeg-turbo's
 // arithmetic, straight into the chain's device memory — the pixels the CPU
-// decoder makes. Readers on the host get the input's own (CPU) decode.
+// decoder makes. Readers on the host get the same where level 0 is on the
+// device (copied down), else the input's own (CPU) decode.
 #include <cstddef>
 #include <memory>
 

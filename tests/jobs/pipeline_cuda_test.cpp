@@ -37,6 +37,19 @@ uint64_t sum_of(const nlohmann::json& report, const char* key) {
 
 // One chain run through the executor on `b`: its output read back, its
 // report, and the split JPEG tiles of its input (-1: not read so).
+// A JPEG-tiled TIFF of a pattern (YCbCr 4:2:0 for RGB) in `tmp`: its path.
+std::string jpeg_tiff(const test::TempDir& tmp, PixelFormat fmt, int64_t w, int64_t h, int64_t tile, int quality,
+                      int seed) {
+  test::TiffSpec spec;
+  spec.tile_w = spec.tile_h = static_cast<int>(tile);
+  spec.compression = COMPRESSION_JPEG;
+  spec.jpeg_quality = quality;
+  spec.jpeg_ycbcr = fmt == kRgb8;
+  const std::string path = tmp.file("in" + std::to_string(fmt.channels) + "-" + std::to_string(seed) + ".tif");
+  test::write_tiff(path, test::pattern_image(fmt, w, h, seed).view(), spec);
+  return path;
+}
+
 struct StepsRun {
   Image image;
   nlohmann::json report;
@@ -376,14 +389,7 @@ TEST(PipelineCudaResidency, JpegInputDecodedTheSplitWay) {
 TEST(PipelineCudaResidency, TwoChainsDecodeTheInputOnce) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
-  const Image img = test::pattern_image(kRgb8, 1000, 613, 5);
-  test::TiffSpec spec;
-  spec.tile_w = spec.tile_h = 128;
-  spec.compression = COMPRESSION_JPEG;
-  spec.jpeg_quality = 90;
-  spec.jpeg_ycbcr = true;
-  const std::string path = tmp.file("in.tif");
-  test::write_tiff(path, img.view(), spec);
+  const std::string path = jpeg_tiff(tmp, kRgb8, 1000, 613, 128, 90, 5);
   const SourcePtr input = open_source(path);
   const std::vector<std::string> steps = {"a: filter gray input", "b: filter gray input", "c: filter invert b",
                                           "d: filter gaussian a --sigma 2", "math min d c"};
@@ -411,14 +417,7 @@ TEST(PipelineCudaResidency, HostReadsOfAResidentInputAreTheCpuDecoders) {
   test::TempDir tmp;
   for (const PixelFormat fmt : {kRgb8, kGray8}) {
     SCOPED_TRACE(fmt.str());
-    const Image img = test::pattern_image(fmt, 2100, 613, 11);
-    test::TiffSpec spec;
-    spec.tile_w = spec.tile_h = 64;
-    spec.compression = COMPRESSION_JPEG;
-    spec.jpeg_quality = 85;
-    spec.jpeg_ycbcr = fmt == kRgb8;
-    const std::string path = tmp.file("in" + std::to_string(fmt.channels) + ".tif");
-    test::write_tiff(path, img.view(), spec);
+    const std::string path = jpeg_tiff(tmp, fmt, 2100, 613, 64, 85, 11);
     const SourcePtr cpu = open_source(path);
     const SourcePtr gpu = make_split_jpeg_input(open_source(path), 0, size_t{1} << 30, size_t{64} << 20);
     ASSERT_EQ(split_jpeg_gpu_decoded_tiles(*gpu), 33 * 10);
@@ -459,14 +458,7 @@ TEST(PipelineCudaResidency, OverlayOfAJpegSlide) {
   TW_REQUIRE_GPU();
   test::TempDir tmp;
   for (const PixelFormat fmt : {kRgb8, kGray8}) {
-    const Image img = test::pattern_image(fmt, 1000, 613, 7);
-    test::TiffSpec spec;
-    spec.tile_w = spec.tile_h = 128;
-    spec.compression = COMPRESSION_JPEG;
-    spec.jpeg_quality = 90;
-    spec.jpeg_ycbcr = fmt == kRgb8;
-    const std::string path = tmp.file("in" + std::to_string(fmt.channels) + ".tif");
-    test::write_tiff(path, img.view(), spec);
+    const std::string path = jpeg_tiff(tmp, fmt, 1000, 613, 128, 90, 7);
     std::vector<std::string> steps = {"t: filter threshold g --value 120", "l: label t", "overlay input l"};
     steps.insert(steps.begin(), fmt == kRgb8 ? "g: filter gray input" : "g: filter invert input");
     const Image cpu = run_steps(steps, open_source(path), Backend{}, 256).image;

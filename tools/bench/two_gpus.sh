@@ -10,6 +10,8 @@
 # that the two ranks together have what the one rank has; the cores, so that
 # one rank's CPU work can take the cores while the other waits on its GPU).
 # ONLY=batch runs the batch comparisons alone, ONLY=split the one-slide ones.
+# Each batch round also times one rank under `mpirun -np 1`: the launcher's
+# and MPI's start, which two ranks pay too.
 # Order: the first round of every comparison, then further rounds while the
 # deadline allows; each line of results is appended to DIR/results.txt as it
 # comes, so a run cut short keeps what it measured.
@@ -79,12 +81,17 @@ batch_round() {  # $1 round, $2 label, then batch arguments
   s=$(date +%s.%N)
   $mpi "$T" batch "$work/list.txt" "$work/b2" --device "$DEVR" --threads "$half" --memory "$mem" "$@" > /dev/null
   local two; two=$(secs "$s")
+  # One rank under the same launcher: what mpirun's and MPI's start add.
+  rm -rf "$work/b3"
+  s=$(date +%s.%N)
+  ${mpi/-np 2/-np 1} "$T" batch "$work/list.txt" "$work/b3" --device "$DEV1" --threads "$cores" --memory "$mem" "$@" > /dev/null
+  local one_mpi; one_mpi=$(secs "$s")
   local same=identical
   for f in "$work"/b1/*.tif; do cmp -s "$f" "$work/b2/$(basename "$f")" || same=DIFFERENT; done
   cp "$work/b2/batch-summary.json" "$work/reports/batch-$label-r$r.json"
-  log "$(awk -v r="$r" -v l="$label" -v a="$one" -v b="$two" -v same="$same" 'BEGIN {
-    printf "batch %-8s round %d: 1 rank on 1 GPU %.2f s (%.1f slides/min), 2 ranks on 2 GPUs %.2f s (%.1f slides/min): %.2fx, outputs %s\n",
-      l, r, a, 480 / a, b, 480 / b, a / b, same }')"
+  log "$(awk -v r="$r" -v l="$label" -v a="$one" -v b="$two" -v c="$one_mpi" -v same="$same" 'BEGIN {
+    printf "batch %-8s round %d: 1 rank on 1 GPU %.2f s (%.1f slides/min), 2 ranks on 2 GPUs %.2f s (%.1f slides/min): %.2fx, outputs %s; 1 rank under mpirun %.2f s (2 ranks: %.2fx)\n",
+      l, r, a, 480 / a, b, 480 / b, a / b, same, c, c / b }')"
   pack
 }
 

@@ -2,7 +2,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -18,14 +17,11 @@
 #include "engine/memory.hpp"
 #include "engine/ops/device_chain.hpp"
 #include "engine/ops/device_tiles.hpp"
+#include "engine/read_pieces.hpp"
 #include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
 
 namespace tw {
 namespace {
-
-// Tiles across one lane's round trip of a host read (the features read
-// one tile column at a time: 256 x 258 pixels).
-constexpr int64_t kHostReadTiles = 16;
 
 class SplitJpegInput final : public TileSource, public DeviceTiles {
  public:
@@ -143,38 +139,12 @@ class SplitJpegInput final : public TileSource, public DeviceTiles {
   // pixels of the whole slide so.
   void read_inside(int level, const ImageView& dst) const override {
     if (level != 0 || !resident_) return src_->read(level, dst);
-    // In pieces of at most 16 tiles' columns and the GPU ops' piece bytes
-    // (a share of --memory: a lane's pinned buffers count against it),
-    // each one lane's round trip.
-    const int64_t T = layout_.tile, piece_w = T * kHostReadTiles;
-    const Rect r = dst.rect;
-    const size_t bpp = info_.fmt.bytes_per_pixel();
-    cuda::LanePool& pool = cuda::shared_lanes(device_);
-    for (int64_t x0 = r.x / piece_w * piece_w; x0 < r.x1(); x0 += piece_w) {
-      const Rect col = Rect(x0, r.y, piece_w, r.h).intersect(r);
-      const size_t row = static_cast<size_t>(col.w) * bpp;
-      const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(gpu_read_piece_bytes() / row));
-      for (int64_t y0 = col.y; y0 < col.y1(); y0 += rows) {
-        const Rect p(col.x, y0, col.w, std::min(rows, col.y1() - y0));
-        const size_t bytes = row * static_cast<size_t>(p.h);
-        cuda::DeviceScope scope(device_);
-        auto lane = pool.acquire();
-        lane->reserve(0, bytes);
-        const cudaStream_t s = lane->stream.get();
-        {
-          StagedInputs staged;
-          stage(p, staged);  // nothing: the coefficients are there
-          DeviceChain c{s, &*lane, &staged, cuda::StreamScratch(s)};
-          compute(p, lane->dev_out.get(), row, c);
-          TW_CUDA_CHECK(cudaMemcpyAsync(lane->host_out.get(), lane->dev_out.get(), bytes, cudaMemcpyDeviceToHost, s));
-          count_downloaded(bytes);
-        }
-        lane->stream.sync();
-        for (int64_t y = 0; y < p.h; ++y)
-          std::memcpy(dst.row_bytes(p.y + y) + static_cast<size_t>(p.x - r.x) * bpp,
-                      lane->host_out.get() + static_cast<size_t>(y) * row, row);
-      }
-    }
+    // In pieces of the GPU ops' piece bytes (a lane's pinned buffers count
+    // against --memory), each one lane's round trip, as a GPU op reads.
+    for_each_read_piece(
+        dst, info_.fmt.bytes_per_pixel(), 0,
+        [&](const ImageView& piece) { read_chain_piece(*this, cuda::shared_lanes(device_), piece); },
+        gpu_read_piece_bytes());
   }
 
  private:

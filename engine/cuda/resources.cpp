@@ -42,7 +42,7 @@ void* PinnedAllocator::allocate(size_t bytes) const {
     // Plain memory on 2 MB pages, then pinned: a third of cudaHostAlloc's
     // time to pin, a sixth to free (engine/memory.hpp).
     void* p = allocate_huge(bytes);
-    if (cudaHostRegister(p, huge_rounded(bytes), cudaHostRegisterPortable) != cudaSuccess) {
+    if (cudaHostRegister(p, huge_rounded(bytes), cudaHostRegisterPortable | cudaHostRegisterMapped) != cudaSuccess) {
       cudaGetLastError();
       std::free(p);
       throw std::bad_alloc();
@@ -51,7 +51,7 @@ void* PinnedAllocator::allocate(size_t bytes) const {
   }
   void* p = nullptr;
   // cudaMallocHost returns page-aligned memory, more than the 64 bytes Image needs.
-  const cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable);
+  const cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped);
   if (e != cudaSuccess) {
     cudaGetLastError();
     throw std::bad_alloc();
@@ -66,6 +66,15 @@ void PinnedAllocator::deallocate(void* p, size_t bytes) const {
     return;
   }
   cudaFreeHost(p);
+}
+
+uint8_t* mapped_for_device(void* host) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, host) != cudaSuccess) {
+    cudaGetLastError();  // clear it: the answer is "not reachable"
+    return nullptr;
+  }
+  return a.type == cudaMemoryTypeHost ? static_cast<uint8_t*>(a.devicePointer) : nullptr;
 }
 
 const HostAllocator& pinned_allocator() {

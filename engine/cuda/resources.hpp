@@ -145,6 +145,11 @@ class PinnedAllocator : public HostAllocator {
 };
 const HostAllocator& pinned_allocator();
 
+// The address at which kernels of the current device write `host`, a byte
+// of page-locked memory (pinned_allocator's maps all it gives); null for
+// memory they cannot reach (pageable memory), so callers copy instead.
+uint8_t* mapped_for_device(void* host);
+
 // Makes `device` current for the scope, restoring the previous one.
 class DeviceScope {
  public:

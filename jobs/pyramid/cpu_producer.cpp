@@ -38,7 +38,7 @@ int band_tiles(const JpegCoefSpec& spec, const CascadeLevel& level) {
 
 size_t coef_band_bytes(const JpegCoefSpec& spec, const CascadeLevel& level) {
   const auto tiles = static_cast<size_t>(band_tiles(spec, level));
-  return tiles * (spec.layout.coefs_per_tile() * sizeof(int16_t) + sizeof(uint32_t));
+  return tiles * (spec.layout.coefs_per_tile() * sizeof(int16_t) + sizeof(uint64_t) + sizeof(uint32_t));
 }
 
 bool gpu_entropy_codes(const JpegCoefSpec& spec) {

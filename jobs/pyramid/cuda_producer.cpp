@@ -21,6 +21,7 @@
 #include "io/codec/jpeg_transform/jpeg_fdct_cuda.hpp"
 #include "io/codec/jpeg_transform/jpeg_huffman_cuda.hpp"
 #include "io/codec/jpeg_transform/jpeg_idct_cuda.hpp"
+#include "io/codec/jpeg_transform/jpeg_segments_cuda.hpp"
 #include "jobs/pyramid/cuda_stages.hpp"
 #include "jobs/pyramid/level_producer.hpp"
 #include "kernels/pyramid_reduce/pyramid_reduce_cuda.hpp"
@@ -380,6 +381,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     f.coefs = reinterpret_cast<int16_t*>(coefs);
     jpeg_fdct_cuda(f, s);
     const size_t sizes_at = bytes - static_cast<size_t>(f.tiles) * sizeof(uint32_t);
+    const size_t offsets_at = sizes_at - static_cast<size_t>(f.tiles) * sizeof(uint64_t);
     if (e.huff[buffer].get()) {
       JpegHuffLaunch h;
       h.layout = spec.layout;
@@ -390,16 +392,44 @@ class CudaProducer : public LevelProducer, public JpegCoding {
       h.scratch = e.huff[buffer].get();
       jpeg_huffman_cuda(h, s);
     }
-    TW_CUDA_CHECK(cudaMemcpyAsync(host->data(), coefs, bytes, cudaMemcpyDeviceToHost, s));
-    bytes_down_ += bytes;
+    // Entropy-coded tiles come home packed, written by the GPU itself where
+    // it can reach the pinned buffer; otherwise (and for bare coefficients)
+    // the whole buffer is copied.
+    uint8_t* packed = e.huff[buffer].get() ? cuda::mapped_for_device(host->data()) : nullptr;
+    if (packed) {
+      JpegSegmentsLaunch g;
+      g.rooms = coefs;
+      g.room = spec.layout.coefs_per_tile() * sizeof(int16_t);
+      g.sizes = reinterpret_cast<const uint32_t*>(coefs + sizes_at);
+      g.tiles = f.tiles;
+      g.out = packed;
+      g.out_offsets = reinterpret_cast<uint64_t*>(packed + offsets_at);
+      g.out_sizes = reinterpret_cast<uint32_t*>(packed + sizes_at);
+      jpeg_gather_segments_cuda(g, s);
+    } else {
+      TW_CUDA_CHECK(cudaMemcpyAsync(host->data(), coefs, bytes, cudaMemcpyDeviceToHost, s));
+      bytes_down_ += bytes;
+    }
     auto done = log_.record(s);
     log_.add(d0, done, Stage::kDownload);
     FinishedBand fb;
     fb.level = level;
     fb.coefs = host;
-    if (e.huff[buffer].get()) fb.entropy_sizes = reinterpret_cast<const uint32_t*>(host->data() + sizes_at);
+    const auto* sizes = e.huff[buffer].get() ? reinterpret_cast<const uint32_t*>(host->data() + sizes_at) : nullptr;
+    fb.entropy_sizes = sizes;
     fb.y = y0;
-    fb.wait = [done] { done->sync(); };
+    if (packed) {
+      const auto* offsets = reinterpret_cast<const uint64_t*>(host->data() + offsets_at);
+      fb.entropy_offsets = offsets;
+      const auto last = static_cast<size_t>(f.tiles - 1);
+      const size_t room = spec.layout.coefs_per_tile() * sizeof(int16_t), index = bytes - offsets_at;
+      fb.wait = [this, done, sizes, offsets, last, room, index] {
+        done->sync();
+        bytes_down_ += offsets[last] + (sizes[last] == kJpegTileAsCoefficients ? room : sizes[last]) + index;
+      };
+    } else {
+      fb.wait = [done] { done->sync(); };
+    }
     out.push_back(std::move(fb));
     return done;
   }
@@ -473,8 +503,8 @@ class CudaProducer : public LevelProducer, public JpegCoding {
   std::shared_ptr<cuda::Event> prev_done_;
   uint64_t token_ = 0;
   SpanLog log_;
-  std::atomic<uint64_t> bytes_up_{0};  // submit_coefs adds from pipeline threads
-  uint64_t bytes_down_ = 0;
+  std::atomic<uint64_t> bytes_up_{0};    // submit_coefs adds from pipeline threads
+  std::atomic<uint64_t> bytes_down_{0};  // the encode stage adds a packed band's bytes when it has them
   // Set once, possibly while the pipeline runs (like the JPEG worker).
   std::unique_ptr<CoefSlots> coef_slots_;
   std::atomic<CoefSlots*> live_coefs_{nullptr};

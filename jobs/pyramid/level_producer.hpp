@@ -30,6 +30,10 @@ struct FinishedBand {
   // the bytes of its entropy-coded segment, which then starts its room in
   // `coefs`, or kJpegTileAsCoefficients (null: all are coefficients).
   const uint32_t* entropy_sizes = nullptr;
+  // Where the GPU also packed them (jpeg_segments_cuda.hpp): per tile, where
+  // its segment (or coefficients) starts in `coefs` (null: tile i's room is
+  // the i-th, coefs_per_tile() coefficients each).
+  const uint64_t* entropy_offsets = nullptr;
 };
 
 // Per level (index = level), the split JPEG encode's spec, where the level's
@@ -37,8 +41,8 @@ struct FinishedBand {
 using JpegEncodeSpecs = std::vector<std::optional<JpegCoefSpec>>;
 
 // Tiles across a level's band, and the pinned bytes its coefficients take
-// (one row of bytes: the tiles', then a uint32 per tile for
-// FinishedBand::entropy_sizes).
+// (one row of bytes: the tiles', then a uint64 per tile for
+// FinishedBand::entropy_offsets and a uint32 per tile for entropy_sizes).
 int band_tiles(const JpegCoefSpec& spec, const CascadeLevel& level);
 size_t coef_band_bytes(const JpegCoefSpec& spec, const CascadeLevel& level);
 // Whether the spec lets the GPU entropy-code too (it has the codes and head).

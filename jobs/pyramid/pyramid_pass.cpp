@@ -44,6 +44,9 @@ struct TileTask {
   std::vector<uint8_t> bytes;          // encoded (or raw, passed through)
   // Where the GPU entropy-coded the band: this tile's FinishedBand::entropy_sizes.
   const uint32_t* entropy_size = nullptr;
+  // Where it packed them too: this tile's FinishedBand::entropy_offsets (read
+  // once the band is home; `coef` is then only the tile's unpacked place).
+  const uint64_t* entropy_offset = nullptr;
 };
 
 struct Token {
@@ -282,10 +285,15 @@ class Pass {
         const size_t cpt = encode_specs_[static_cast<size_t>(f.level)]->layout.coefs_per_tile();
         const auto* base = reinterpret_cast<const int16_t*>(f.coefs->data());
         for (int64_t tx = tx0; tx < tx1; ++tx) {
-          TileTask task{f.level,  tx,
-                        f.y / T_, nullptr,
-                        f.coefs,  base + static_cast<size_t>(tx - tx0) * cpt,
-                        {},       f.entropy_sizes ? f.entropy_sizes + (tx - tx0) : nullptr};
+          TileTask task{f.level,
+                        tx,
+                        f.y / T_,
+                        nullptr,
+                        f.coefs,
+                        base + static_cast<size_t>(tx - tx0) * cpt,
+                        {},
+                        f.entropy_sizes ? f.entropy_sizes + (tx - tx0) : nullptr,
+                        f.entropy_offsets ? f.entropy_offsets + (tx - tx0) : nullptr};
           t->tasks.push_back(std::move(task));
         }
         continue;
@@ -310,10 +318,12 @@ class Pass {
     tbb::parallel_for(size_t{0}, t->tasks.size(), [&](size_t i) {
       TileTask& task = t->tasks[i];
       if (task.coef) {
+        const auto* data = task.entropy_offset ? task.coefs->data() + *task.entropy_offset
+                                               : reinterpret_cast<const uint8_t*>(task.coef);
         if (task.entropy_size && *task.entropy_size != kJpegTileAsCoefficients) {
           // The GPU's segment between the stream's head and EOI.
           const std::vector<uint8_t>& head = encode_specs_[static_cast<size_t>(task.level)]->head;
-          const auto* seg = reinterpret_cast<const uint8_t*>(task.coef);
+          const uint8_t* seg = data;
           task.bytes.reserve(head.size() + *task.entropy_size + 2);
           task.bytes.assign(head.begin(), head.end());
           task.bytes.insert(task.bytes.end(), seg, seg + *task.entropy_size);
@@ -322,7 +332,8 @@ class Pass {
           ++cnt_.gpu_entropy_coded;
         } else {
           TraceSpan span("entropy-encode-tile", task.level);
-          a_.sink->jpeg_coefs()->encode_coefficients(task.level + a_.level_offset, task.coef, task.bytes);
+          a_.sink->jpeg_coefs()->encode_coefficients(task.level + a_.level_offset,
+                                                     reinterpret_cast<const int16_t*>(data), task.bytes);
         }
         task.coefs.reset();
         task.coef = nullptr;

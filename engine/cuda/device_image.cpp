@@ -127,7 +127,15 @@ std::shared_ptr<uint8_t> allocate_device_bytes(int device, size_t bytes) {
 
 bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t memory) {
   const LevelInfo& l0 = src.level(0);
-  if (l0.width != dst.width || l0.height != dst.height || !(src.info().fmt == dst.fmt))
+  if (l0.width != dst.width || l0.height != dst.height)
+    throw InternalError("compute_into_device: the destination does not match the result");
+  return compute_rect_into_device(src, Rect(0, 0, dst.width, dst.height), dst, memory);
+}
+
+bool compute_rect_into_device(const TileSource& src, const Rect& rect, const DeviceImage& dst, size_t memory) {
+  const LevelInfo& l0 = src.level(0);
+  if (rect.w != dst.width || rect.h != dst.height || !Rect(0, 0, l0.width, l0.height).contains(rect) ||
+      !(src.info().fmt == dst.fmt))
     throw InternalError("compute_into_device: the destination does not match the result");
   const size_t bpp = dst.fmt.bytes_per_pixel();
   const DeviceTiles* chain = src.device_tiles();
@@ -140,11 +148,12 @@ bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t m
     // use, each one lane's round trip (a 2-GP threshold-invert chain took
     // 0.12 s in 2048^2 pieces).
     StagedInputs probe;
-    chain->stage(Rect(0, 0, 1, 1), probe);
+    chain->stage(Rect(rect.x, rect.y, 1, 1), probe);
     if (probe.empty()) side = kResidentPieceSide;
   }
-  for_each_piece(dst.width, dst.height, side, [&](const Rect& r) {
-    uint8_t* out = dst.data + static_cast<size_t>(r.y) * dst.pitch + static_cast<size_t>(r.x) * bpp;
+  for_each_piece(dst.width, dst.height, side, [&](const Rect& at) {
+    const Rect r(rect.x + at.x, rect.y + at.y, at.w, at.h);
+    uint8_t* out = dst.data + static_cast<size_t>(at.y) * dst.pitch + static_cast<size_t>(at.x) * bpp;
     const size_t row = static_cast<size_t>(r.w) * bpp;
     if (on_device) {
       // As a GPU op's own read does (engine/ops/op_cuda.cuh), but the last

@@ -48,6 +48,8 @@ std::shared_ptr<uint8_t> allocate_device_bytes(int device, size_t bytes);
 // device throughout. Returns once dst is complete. `memory` (0: no bound)
 // caps the host memory the pieces in work hold: a run's --memory.
 bool compute_into_device(const TileSource& src, const DeviceImage& dst, size_t memory = 0);
+// The same for the pixels `rect` of level 0 (dst: rect's size).
+bool compute_rect_into_device(const TileSource& src, const Rect& rect, const DeviceImage& dst, size_t memory = 0);
 
 // Brings img down in bands of `rows` rows, in order: each band is copied
 // into one of two pinned buffers while fn(band) takes the one before (a

@@ -25,6 +25,9 @@ std::shared_ptr<uint8_t> allocate_device_bytes(int, size_t) {
 bool compute_into_device(const TileSource&, const DeviceImage&, size_t) {
   no_cuda();
 }
+bool compute_rect_into_device(const TileSource&, const Rect&, const DeviceImage&, size_t) {
+  no_cuda();
+}
 void for_each_band_from_device(const DeviceImage&, int64_t, const std::function<void(const ImageView&)>&) {
   no_cuda();
 }

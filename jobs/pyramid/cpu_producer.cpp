@@ -57,6 +57,15 @@ std::shared_ptr<JpegTicket> JpegCoding::submit_coefs(const std::shared_ptr<CoefB
   throw InternalError("submit_coefs on a producer that lent no coefficient band");
 }
 
+void JpegCoding::enable_device_bands(int) {
+  throw InternalError("this producer cannot take bands computed on a device");
+}
+
+std::shared_ptr<JpegTicket> JpegCoding::compute_on_device(int64_t, int64_t,
+                                                          const std::function<void(uint8_t*, size_t)>&) {
+  return nullptr;
+}
+
 void JpegCoding::push_submitted(const std::shared_ptr<JpegTicket>&, std::vector<FinishedBand>&) {
   throw InternalError("push_submitted on a producer that does not decode JPEG");
 }

@@ -139,7 +139,6 @@ class CudaProducer : public LevelProducer, public JpegCoding {
       cuda::DeviceScope scope(device_);
       CoefSlots::Slot& sl = cs.slot(t->slot);
       cudaStream_t s = sl.stream.get();
-      if (sl.free_after) TW_CUDA_CHECK(cudaStreamWaitEvent(s, sl.free_after->get(), 0));
       const size_t bytes = sl.host->view().row_length_bytes();
       auto d0 = log_.record(s);
       TW_CUDA_CHECK(cudaMemcpyAsync(sl.coefs.get(), sl.host->data(), bytes, cudaMemcpyHostToDevice, s));
@@ -174,6 +173,32 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     // Level 0 too, where the pass asks for it (its pixels computed, not
     // passed through): each band is on the device for the cascade anyway.
     if (!specs.empty() && specs[0]) enc0_ = make_split_encode(*specs[0], levels_[0]);
+  }
+
+  void enable_device_bands(int slots) override {
+    cuda::DeviceScope scope(device_);
+    band_slots_ = std::make_unique<DeviceBandSlots>(pitch0_ * static_cast<size_t>(T_), slots);
+  }
+
+  // Called by the read stage's threads, several bands at once.
+  std::shared_ptr<JpegTicket> compute_on_device(int64_t y, int64_t rows,
+                                                const std::function<void(uint8_t*, size_t)>& compute) override {
+    if (!band_slots_) return nullptr;
+    const int i = band_slots_->acquire();
+    if (i < 0) return nullptr;
+    try {
+      compute(band_slots_->pixels(i), pitch0_);
+    } catch (...) {
+      band_slots_->release(i, nullptr);
+      throw;
+    }
+    auto t = std::make_shared<DeviceBandTicket>();
+    t->y = y, t->rows = rows, t->slot = i;
+    return t;
+  }
+
+  int device() const override {
+    return device_;
   }
 
   std::string jpeg_decoder() const override {
@@ -216,6 +241,19 @@ class CudaProducer : public LevelProducer, public JpegCoding {
   }
 
   void push_submitted(const std::shared_ptr<JpegTicket>& ticket, std::vector<FinishedBand>& out) override {
+    if (auto* dt = dynamic_cast<DeviceBandTicket*>(ticket.get())) {
+      // As push() after its upload: the band's own tiles, then the cascade;
+      // the chain's lanes finished writing it before compute_on_device
+      // returned.
+      cuda::DeviceScope scope(device_);
+      const int slot = next_slot();
+      cudaStream_t s = streams_[slot].get();
+      uint8_t* band = band_slots_->pixels(dt->slot);
+      if (enc0_) transform(*enc0_, slot, 0, band, pitch0_, dt->y, dt->rows, s, out);
+      cascade(s, DeviceRows{band, pitch0_, dt->y, dt->rows}, out);
+      band_slots_->release(dt->slot, prev_done_);
+      return;
+    }
     if (auto* ct = dynamic_cast<CoefTicket*>(ticket.get())) {
       CoefSlots& cs = *live_coefs_.load(std::memory_order_acquire);
       cuda::DeviceScope scope(device_);
@@ -507,6 +545,7 @@ class CudaProducer : public LevelProducer, public JpegCoding {
   std::atomic<uint64_t> bytes_down_{0};  // the encode stage adds a packed band's bytes when it has them
   // Set once, possibly while the pipeline runs (like the JPEG worker).
   std::unique_ptr<CoefSlots> coef_slots_;
+  std::unique_ptr<DeviceBandSlots> band_slots_;  // set before the first band (enable_device_bands)
   std::atomic<CoefSlots*> live_coefs_{nullptr};
 #ifdef TW_HAVE_NVJPEG
   // Set once, possibly while the pipeline runs (enable_jpeg from the thread

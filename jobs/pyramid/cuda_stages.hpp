@@ -66,21 +66,52 @@ class SpanLog {
   std::vector<TimedSpan> spans_;
 };
 
+// Which of n band buffers are lent: one is busy from acquire until the
+// cascade has read its band (the event given back with it).
+class BusySlots {
+ public:
+  explicit BusySlots(int n) : busy_(static_cast<size_t>(n), false), free_after_(static_cast<size_t>(n)) {}
+  // A free one that the GPU no longer reads (waiting for that); -1 if none.
+  int acquire() {
+    std::shared_ptr<cuda::Event> wait;
+    int got = -1;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (size_t i = 0; i < busy_.size() && got < 0; ++i)
+        if (!busy_[i]) {
+          busy_[i] = true;
+          got = static_cast<int>(i);
+          wait = free_after_[i];
+        }
+    }
+    if (wait) wait->sync();
+    return got;
+  }
+  void release(int i, std::shared_ptr<cuda::Event> free_after) {
+    std::lock_guard<std::mutex> l(mu_);
+    free_after_[static_cast<size_t>(i)] = std::move(free_after);
+    busy_[static_cast<size_t>(i)] = false;
+  }
+
+ private:
+  std::vector<bool> busy_;
+  std::vector<std::shared_ptr<cuda::Event>> free_after_;
+  std::mutex mu_;
+};
+
 // Buffers for bands decoded the split way (engine/jpeg_coefs.hpp): per
 // slot, the pinned coefficients the CPU fills, their device copy, the
-// component planes, and the decoded band the cascade reads. A slot is busy
-// from acquire until the cascade has read its band (free_after).
-class CoefSlots {
+// component planes, and the decoded band the cascade reads.
+class CoefSlots : public BusySlots {
  public:
   struct Slot {
     std::unique_ptr<Image> host;  // pinned bytes: coefficients, then quantisation tables
     cuda::DeviceBuffer<uint8_t> coefs, planes, pixels;
     cuda::Stream stream;
-    std::shared_ptr<cuda::Event> free_after;
-    bool busy = false;
   };
 
-  CoefSlots(const JpegCoefLayout& layout, int tiles, size_t pixels_bytes, int n) : layout_(layout), tiles_(tiles) {
+  CoefSlots(const JpegCoefLayout& layout, int tiles, size_t pixels_bytes, int n)
+      : BusySlots(n), layout_(layout), tiles_(tiles) {
     coef_bytes_ = static_cast<size_t>(tiles) * layout.coefs_per_tile() * sizeof(int16_t);
     const size_t quant_bytes = static_cast<size_t>(tiles) * layout.quant_per_tile() * sizeof(uint16_t);
     slots_.resize(static_cast<size_t>(n));
@@ -108,30 +139,9 @@ class CoefSlots {
   size_t coef_bytes() const { return coef_bytes_; }
   Slot& slot(int i) { return slots_[static_cast<size_t>(i)]; }
 
-  // A free slot whose host buffer the GPU no longer reads; -1 if none.
-  int acquire() {
-    std::shared_ptr<cuda::Event> wait;
-    int got = -1;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      for (size_t i = 0; i < slots_.size() && got < 0; ++i)
-        if (!slots_[i].busy) {
-          slots_[i].busy = true;
-          got = static_cast<int>(i);
-          wait = slots_[i].free_after;
-        }
-    }
-    if (wait) wait->sync();
-    return got;
-  }
   // Waits for every slot's copies and kernels (before freeing anything).
   void sync() {
     for (Slot& s : slots_) cudaStreamSynchronize(s.stream.get());
-  }
-  void release(int i, std::shared_ptr<cuda::Event> free_after) {
-    std::lock_guard<std::mutex> l(mu_);
-    slots_[static_cast<size_t>(i)].free_after = std::move(free_after);
-    slots_[static_cast<size_t>(i)].busy = false;
   }
 
  private:
@@ -139,7 +149,26 @@ class CoefSlots {
   int tiles_;
   size_t coef_bytes_ = 0;
   std::vector<Slot> slots_;
-  std::mutex mu_;
+};
+
+// Level-0 bands a GPU chain computes into device memory (JpegCoding::
+// compute_on_device), level 0's computed columns at pitch0 a row.
+class DeviceBandSlots : public BusySlots {
+ public:
+  DeviceBandSlots(size_t band_bytes, int n) : BusySlots(n), pixels_(static_cast<size_t>(n)) {
+    for (auto& p : pixels_) p = cuda::DeviceBuffer<uint8_t>(band_bytes);
+  }
+  uint8_t* pixels(int i) { return pixels_[static_cast<size_t>(i)].get(); }
+
+ private:
+  std::vector<cuda::DeviceBuffer<uint8_t>> pixels_;
+};
+
+// A band a GPU chain computed into one of them.
+class DeviceBandTicket : public JpegTicket {
+ public:
+  int slot = -1;
+  int64_t rows = 0;
 };
 
 #ifdef TW_HAVE_NVJPEG

@@ -76,6 +76,7 @@ void run_levels(const TileSource& src, PyramidSink& sink, const PyramidJobOption
                  pyramid_gpu_budget(opt) > plan.device_bytes ? pyramid_gpu_budget(opt) - plan.device_bytes : 0,
                  opt.gpu_memory,
                  opt.gpu_join_row};
+      a.memory = opt.memory;
       run_pass(a, cnt, progress);
       // A stripe's bands are of its own width: freed into the heap, where
       // the next stripe's do not fit them, they grew the process stripe by

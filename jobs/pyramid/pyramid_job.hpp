@@ -68,6 +68,7 @@ struct PyramidStats {
   std::string jpeg_decoder;  // who decoded level-0 JPEG tiles: "libjpeg-turbo", "nvjpeg-hardware + libjpeg-turbo", ...
   int64_t gpu_decoded_bands = 0;  // of the level-0 bands, how many the GPU decoded
   int64_t gpu_idct_bands = 0;     // ... and how many it finished after the CPU's entropy decoding
+  int64_t gpu_device_bands = 0;   // level-0 bands a GPU chain computed straight into the GPU's cascade
   int64_t gpu_fdct_tiles = 0;     // tiles the GPU transformed (the CPU entropy-coding those it did not)
   int64_t gpu_entropy_tiles = 0;  // of them, tiles the GPU entropy-coded too (the CPU only adding head and EOI)
   // With a pending backend (the pass began on the CPU while CUDA started):

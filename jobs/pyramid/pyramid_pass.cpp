@@ -12,7 +12,9 @@
 #include <set>
 
 #include "engine/cuda/device.hpp"
+#include "engine/cuda/device_image.hpp"
 #include "engine/jpeg_tables.hpp"
+#include "engine/ops/device_tiles.hpp"
 #include "engine/trace.hpp"
 #include "engine/warnings.hpp"
 #include "jobs/pyramid/handoff_producer.hpp"
@@ -143,11 +145,46 @@ class Pass {
       bool split_encode = false;
       enable_split_jpeg(*producer_->jpeg(), encode_specs_, coef_layout_, a_.tokens + 1, fmt_, g_.levels, T_, room,
                         &split_encode, nullptr);
+      enable_device_bands(split_encode, room);
     } else {
       producer_ = make_cpu_producer(fmt_, g_.levels, T_, *pool_);
     }
     if (a_.passthrough && raw0_ && raw0_->codec == Codec::kJpeg && cnt_.jpeg_decoder.empty())
       cnt_.jpeg_decoder = gpu_jpeg_ ? producer_->jpeg()->jpeg_decoder() + " + libjpeg-turbo" : "libjpeg-turbo";
+  }
+
+  // Level 0 computed by a GPU chain on the producer's device, and
+  // transformed and coded there too: its bands go from the chain into the
+  // cascade's device memory and never to the host (a nuclei overlay's 2 GP
+  // went down after the overlay op and up again into the cascade, 12 GB
+  // across PCIe and copies on the host's cores).
+  void enable_device_bands(bool split_encode, size_t room) {
+    const DeviceTiles* chain = a_.src->device_tiles();
+    if (!split_encode || encode_specs_.empty() || !encode_specs_[0] || a_.passthrough || a_.skip_level0 || !chain ||
+        chain->device() != producer_->jpeg()->device() || c0_.col1 - c0_.col0 != g_.levels[0].width)
+      return;
+    const int slots = a_.tokens;
+    const size_t band = static_cast<size_t>(c0_.col1 - c0_.col0) * fmt_.bytes_per_pixel() * static_cast<size_t>(T_);
+    if (band * static_cast<size_t>(slots) > room) return;
+    try {
+      producer_->jpeg()->enable_device_bands(slots);
+      device_bands_ = true;
+    } catch (const CudaError& e) {
+      warn(std::string("level 0 not kept on the GPU (") + e.what() + "); reading it through the host");
+    }
+  }
+
+  // The band computed into the cascade's device memory, where it can be.
+  bool computed_on_device(Token* t) {
+    if (!device_bands_) return false;
+    const Rect r(c0_.col0, t->y, c0_.col1 - c0_.col0, t->h);
+    const int device = producer_->jpeg()->device();
+    t->ticket = producer_->jpeg()->compute_on_device(t->y, t->h, [&](uint8_t* dst, size_t pitch) {
+      compute_rect_into_device(*a_.src, r, DeviceImage{device, dst, pitch, fmt_, r.w, r.h}, a_.memory);
+    });
+    if (!t->ticket) return false;
+    ++device_bands_done_;
+    return true;
   }
 
   std::pair<int64_t, int64_t> tile_range(int k) const { return {g_.emit[k].x0 / T_, ceil_div(g_.emit[k].x1, T_)}; }
@@ -164,8 +201,9 @@ class Pass {
     TraceSpan span("read", t->y / T_);
     cnt_.pixels += static_cast<uint64_t>((c0_.col1 - c0_.col0) * t->h);
     if (!a_.passthrough) {
-      t->pixels = band_pool().acquire(fmt_, Rect(c0_.col0, t->y, c0_.col1 - c0_.col0, t->h));
       BusyTimer timer(cnt_.decode);
+      if (computed_on_device(t)) return;
+      t->pixels = band_pool().acquire(fmt_, Rect(c0_.col0, t->y, c0_.col1 - c0_.col0, t->h));
       a_.src->read(0, t->pixels->view());
       return;
     }
@@ -425,6 +463,7 @@ class Pass {
     cnt_.device.decode += d.decode;
     cnt_.gpu_bands += gpu_decoded_;
     cnt_.gpu_idct_bands += gpu_idct_;
+    cnt_.device_bands += device_bands_done_;
     if (handoff_ && gpu_decoded_ > 0) cnt_.jpeg_decoder = handoff_->jpeg_decoder() + " + libjpeg-turbo";
     if (gpu_idct_ > 0 && cnt_.jpeg_decoder.find("GPU IDCT") == std::string::npos)
       cnt_.jpeg_decoder += " (entropy decoding) + GPU IDCT";
@@ -461,7 +500,8 @@ class Pass {
   // static: exit() destroys statics while a job still runs (a daemon
   // thread of Python), and a never-destroyed one is a leak to LeakSanitizer.
   tbb::enumerable_thread_specific<Image> pad_;
-  std::atomic<int64_t> gpu_decoded_{0}, gpu_idct_{0};
+  std::atomic<int64_t> gpu_decoded_{0}, gpu_idct_{0}, device_bands_done_{0};
+  bool device_bands_ = false;  // level-0 bands computed into the cascade's device memory
   std::atomic<bool> coefs_off_{false};
   int64_t next_y_ = 0;
 };
@@ -488,6 +528,7 @@ void counters_to_stats(const Counters& cnt, PyramidStats& stats) {
   stats.jpeg_decoder = cnt.jpeg_decoder;
   stats.gpu_decoded_bands = cnt.gpu_bands;
   stats.gpu_idct_bands = cnt.gpu_idct_bands;
+  stats.gpu_device_bands = cnt.device_bands;
   stats.gpu_fdct_tiles = cnt.gpu_transformed;
   stats.gpu_entropy_tiles = cnt.gpu_entropy_coded;
   stats.tiles_encoded = cnt.encoded;

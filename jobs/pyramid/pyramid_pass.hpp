@@ -25,6 +25,7 @@ struct Counters {
   std::string jpeg_decoder;
   int64_t gpu_bands = 0;       // level-0 bands decoded on the GPU
   int64_t gpu_idct_bands = 0;  // ... finished on the GPU after the CPU's entropy decoding
+  int64_t device_bands = 0;    // level-0 bands a GPU chain computed straight into the cascade's memory
   int64_t gpu_from_row = -1;   // with a pending backend: where the GPU took the cascade over
   // Nanoseconds; host stages summed over threads.
   std::atomic<int64_t> read{0}, decode{0}, reduce{0}, encode{0}, write{0};
@@ -52,6 +53,9 @@ struct PassArgs {
   // tiles go instead of the sink (the sink only encodes). Null: the whole
   // stripe. geom.levels carry the share's start rows.
   const BandShare* share = nullptr;
+  // The pass's host budget (0: none given): bounds what a GPU chain computing
+  // level 0 into device memory stages on the host at once.
+  size_t memory = 0;
 };
 
 void run_pass(const PassArgs& a, Counters& cnt, Progress& progress);

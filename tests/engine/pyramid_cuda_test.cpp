@@ -409,6 +409,57 @@ TEST(CpuVsCuda, ComputedLevelZeroTransformedOnTheGpu) {
   }
 }
 
+// A chain of GPU ops written as a JPEG pyramid: its level-0 bands go from
+// the chain straight into the cascade's device memory (the report's
+// gpu_device_bands), never to the host, and the file is still the CPU
+// backend's byte for byte: RGB and gray results, 256- and 512-pixel tiles,
+// several bands at once in a small --memory, an input on the host (staged
+// piece by piece) and a generated one; with a device budget too small for
+// the split coding, the bands come down as before.
+TEST(CpuVsCuda, GpuChainBandsStayOnTheDevice) {
+  TW_REQUIRE_GPU();
+  test::TempDir tmp;
+  const std::string slide = tmp.file("slide.tif");
+  ASSERT_EQ(test::run_cli({"pyramid", "synthetic:2500x2100", slide, "--tile", "256"}).exit_code, 0);
+  struct Case {
+    std::vector<std::string> args;
+    const char* tile;
+    const char* gpu_memory;
+    const char* memory;
+  };
+  int n = 0;
+  for (const Case& c :
+       {Case{{"run", slide, "OUT", "filter gaussian --sigma 2", "filter invert"}, "256", "4G", "1G"},
+        Case{{"run", slide, "OUT", "filter gray", "filter gaussian --sigma 1.5"}, "512", "4G", "1G"},
+        Case{{"run", "synthetic:3000x2900", "OUT", "filter gray", "filter threshold --value 128"}, "256", "4G", "64M"},
+        Case{{"filter", "invert", slide, "OUT"}, "256", "4G", "1G"},
+        Case{{"run", slide, "OUT", "filter gaussian --sigma 2", "filter invert"}, "256", "12M", "1G"}}) {
+    const std::string a = tmp.file("cpu" + std::to_string(n) + ".tif"),
+                      b = tmp.file("gpu" + std::to_string(n) + ".tif");
+    ++n;
+    std::string what;
+    for (const std::string& x : c.args) what += x + " ";
+    what += std::string("--tile ") + c.tile + " --gpu-memory " + c.gpu_memory + " --memory " + c.memory;
+    for (auto [dev, out] : {std::pair<const char*, std::string>{"cpu", a}, {"cuda", b}}) {
+      std::vector<std::string> args = c.args;
+      std::replace(args.begin(), args.end(), std::string("OUT"), out);
+      for (const char* x : {"--compression", "jpeg", "--tile", c.tile, "--device", dev, "--gpu-memory", c.gpu_memory,
+                            "--memory", c.memory, "--report"})
+        args.push_back(x);
+      args.push_back(out + ".json");
+      const auto r = test::run_cli(args);
+      ASSERT_EQ(r.exit_code, 0) << dev << " " << what << ": " << r.err;
+    }
+    expect_same_tiles(a, b, what);
+    const nlohmann::json json = read_report(b + ".json");
+    if (std::string(c.gpu_memory) == "12M") {
+      EXPECT_EQ(json["gpu_device_bands"], 0) << what << json;
+    } else {
+      EXPECT_GT(json["gpu_device_bands"].get<int64_t>(), 0) << what << json;
+    }
+  }
+}
+
 // `pyramid --recompress` and a generated slide compute level 0, and the
 // pass starts on the CPU while CUDA starts: the bands the CPU's cascade
 // takes are encoded on the CPU, those after the hand-over come back from

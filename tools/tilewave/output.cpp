@@ -143,6 +143,7 @@ void write_report(const std::string& path, const std::string& command, const std
       {"jpeg_decoder", st.jpeg_decoder},
       {"gpu_decoded_bands", st.gpu_decoded_bands},
       {"gpu_idct_bands", st.gpu_idct_bands},
+      {"gpu_device_bands", st.gpu_device_bands},
       {"gpu_fdct_tiles", st.gpu_fdct_tiles},
       {"gpu_entropy_tiles", st.gpu_entropy_tiles},
       {"gpu_from_row", st.gpu_from_row},

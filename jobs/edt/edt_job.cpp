@@ -1,5 +1,6 @@
 #include "jobs/edt/edt_job.hpp"
 
+#include <tbb/collaborative_call_once.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -30,10 +31,19 @@ namespace {
 // width, so rows are made in bands of kBand that a few reads share (the
 // writer reads a band of tiles across the image): a small cache of bands,
 // each made once by whichever reader needs it first.
+//
+// Readers that want more bands at once than the cache holds (threads each
+// reading tiles of a different tile row of a wide image) would make each
+// band again for every tile: W / tile width times the row pass (8192² at
+// --memory 256M took 7.7 s instead of 0.37 s; whole slides at the default
+// 1G are wider still). Bands made again soon after they were made tell it:
+// the result is then stored once, band after band, in memory where it fits
+// the cache's share, else in a scratch file, and read from there.
 class RowPassSource final : public TileSource {
  public:
   static constexpr int64_t kBand = 32;
-  RowPassSource(std::shared_ptr<Spillable> col, int64_t inf, size_t cache_bytes) : col_(std::move(col)), inf_(inf) {
+  RowPassSource(std::shared_ptr<Spillable> col, int64_t inf, size_t cache_bytes, std::string scratch_near)
+      : col_(std::move(col)), inf_(inf), cache_bytes_(cache_bytes), near_(std::move(scratch_near)) {
     const LevelInfo& l = col_->level();
     W_ = l.width, H_ = l.height;
     info_.path = "edt";
@@ -46,11 +56,22 @@ class RowPassSource final : public TileSource {
     inf2_ = W_ * W_ + H_ * H_ + 1;
     const size_t band_bytes = static_cast<size_t>(W_ * kBand) * 4;
     budget_bands_ = std::max<size_t>(2, cache_bytes / std::max<size_t>(band_bytes, 1));
+    n_bands_ = ceil_div(H_, kBand);
+    last_made_.assign(static_cast<size_t>(n_bands_), -1);
   }
+
+  int64_t bands_made() const { return made_.load(); }
+  bool stored() const { return std::atomic_load(&stored_) != nullptr; }
 
  protected:
   void read_inside(int, const ImageView& dst) const override {
     const Rect r = dst.rect;
+    if (thrashing_.load(std::memory_order_acquire)) store_once();
+    if (const std::shared_ptr<Spillable> s = std::atomic_load(&stored_)) {
+      Image tmp;
+      copy_overlap(s->peek(r, tmp), dst);
+      return;
+    }
     const size_t n = static_cast<size_t>((r.y1() - 1) / kBand - r.y / kBand + 1);
     size_t seen = read_bands_.load(std::memory_order_relaxed);
     while (n > seen && !read_bands_.compare_exchange_weak(seen, n)) {
@@ -84,6 +105,7 @@ class RowPassSource final : public TileSource {
           bands_.erase(victim);
         }
         it = bands_.emplace(b, std::make_pair(0, std::make_shared<Slot>())).first;
+        note_made(b);
       }
       it->second.first = ++clock_;
       slot = it->second.second;
@@ -104,6 +126,38 @@ class RowPassSource final : public TileSource {
     const size_t threads = static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
     const size_t need = std::max<size_t>(64, 2 * threads * (read_bands_.load(std::memory_order_relaxed) + 1));
     return std::min(budget_bands_, need);
+  }
+
+  // Bands made again within half a pass of the bands since they were last
+  // made: not a later reader's pass over the image (those make each band
+  // once more, and storing would only add the raster), but readers the
+  // cache cannot hold. A few such, or more than three passes' worth in all
+  // (readers down tile columns make every band once per column), and the
+  // result is stored. Under mu_.
+  void note_made(int64_t b) const {
+    const int64_t n = made_.fetch_add(1);
+    int64_t& last = last_made_[static_cast<size_t>(b)];
+    if ((last >= 0 && n - last < n_bands_ / 2 && ++soon_remade_ > 8 + n_bands_ / 64) || n >= 3 * n_bands_ + 8)
+      thrashing_.store(true, std::memory_order_release);
+    last = n;
+  }
+
+  // Every band once, in order, into the store. Readers that come meanwhile
+  // wait, and help with the bands' rows (collaborative_call_once): a plain
+  // call_once would leave the row pass to one thread.
+  void store_once() const {
+    tbb::collaborative_call_once(store_flag_, [&] {
+      const size_t bytes = static_cast<size_t>(W_) * static_cast<size_t>(H_) * 4;
+      auto s = std::make_shared<Spillable>(info_.fmt, W_, H_, bytes <= cache_bytes_, near_);
+      for (int64_t b = 0; b < n_bands_; ++b) {
+        const Image band = make_band(b);
+        s->write(band.view());
+        made_.fetch_add(1);
+      }
+      std::atomic_store(&stored_, s);
+      std::lock_guard<std::mutex> l(mu_);
+      bands_.clear();  // readers still holding a band keep it alive
+    });
   }
 
   Image make_band(int64_t b) const {
@@ -154,8 +208,16 @@ class RowPassSource final : public TileSource {
   }
 
   std::shared_ptr<Spillable> col_;
-  int64_t inf_, inf2_ = 0, W_ = 0, H_ = 0;
+  int64_t inf_, inf2_ = 0, W_ = 0, H_ = 0, n_bands_ = 0;
+  size_t cache_bytes_;
+  std::string near_;
   size_t budget_bands_ = 2;
+  mutable std::atomic<int64_t> made_{0};
+  mutable std::vector<int64_t> last_made_;  // under mu_: made_ when each band was last made (-1: never)
+  mutable int64_t soon_remade_ = 0;         // under mu_
+  mutable std::atomic<bool> thrashing_{false};
+  mutable tbb::collaborative_once_flag store_flag_;
+  mutable std::shared_ptr<Spillable> stored_;  // atomic_load / atomic_store
   mutable std::atomic<size_t> read_bands_{1};  // the most bands one read has needed
   mutable std::mutex mu_;
   mutable int64_t clock_ = 0;
@@ -267,7 +329,13 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
     stats->foreground = n_fg.load(), stats->background = n_bg.load();
     stats->held_bytes = (below->in_memory() ? pixels * gfmt.bytes_per_pixel() : 0) + memory / 8;
   }
-  return std::make_shared<RowPassSource>(std::move(below), kInf, memory / 8);
+  return std::make_shared<RowPassSource>(std::move(below), kInf, memory / 8, scratch_near);
+}
+
+EdtReadCounts edt_read_counts(const TileSource& result) {
+  const auto* r = dynamic_cast<const RowPassSource*>(&result);
+  if (!r) return {};
+  return EdtReadCounts{r->bands_made(), r->stored()};
 }
 
 }  // namespace tw

@@ -29,8 +29,18 @@ struct EdtStats {
 // The result is float32, computed when read (the row pass over a raster of
 // column distances, 16-bit where the height allows: in memory when it fits
 // a quarter of `memory`, else in a scratch file beside scratch_near), with a
-// cache of bands of rows in another quarter.
+// cache of bands of rows in an eighth. Readers that need more bands at once
+// than that cache holds get the result stored once instead (in memory within
+// that eighth, else in a scratch file) rather than bands made again and again.
 std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
                                                      const std::string& scratch_near, EdtStats* stats = nullptr);
+
+// How a result of euclidean_distance has been read so far: the bands of rows
+// made (the row pass run over them), and whether it has been stored.
+struct EdtReadCounts {
+  int64_t bands_made = -1;  // -1: not such a result
+  bool stored = false;
+};
+EdtReadCounts edt_read_counts(const TileSource& result);
 
 }  // namespace tw

@@ -57,7 +57,7 @@ std::shared_ptr<JpegTicket> JpegCoding::submit_coefs(const std::shared_ptr<CoefB
   throw InternalError("submit_coefs on a producer that lent no coefficient band");
 }
 
-void JpegCoding::enable_device_bands(int) {
+bool JpegCoding::enable_device_bands(int, size_t) {
   throw InternalError("this producer cannot take bands computed on a device");
 }
 

@@ -175,9 +175,13 @@ class CudaProducer : public LevelProducer, public JpegCoding {
     if (!specs.empty() && specs[0]) enc0_ = make_split_encode(*specs[0], levels_[0]);
   }
 
-  void enable_device_bands(int slots) override {
+  // Checked by the padded rows the buffers really take.
+  bool enable_device_bands(int slots, size_t room) override {
+    const size_t band = pitch0_ * static_cast<size_t>(T_);
+    if (slots <= 0 || band * static_cast<size_t>(slots) > room) return false;
     cuda::DeviceScope scope(device_);
-    band_slots_ = std::make_unique<DeviceBandSlots>(pitch0_ * static_cast<size_t>(T_), slots);
+    band_slots_ = std::make_unique<DeviceBandSlots>(band, slots);
+    return true;
   }
 
   // Called by the read stage's threads, several bands at once.

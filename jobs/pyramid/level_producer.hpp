@@ -113,13 +113,14 @@ class JpegCoding {
   // Level-0 bands computed on the device (a GPU chain's result) into device
   // memory the producer lends, so that they never cross to the host: with
   // level 0 split-encoded too, nothing of the band comes back but its tiles'
-  // segments. enable_device_bands sets up `slots` band buffers (throws
-  // CudaError where it cannot). compute_on_device lends one and calls
+  // segments. enable_device_bands sets up `slots` band buffers where they
+  // fit in `room` device bytes (false where they do not; throws CudaError
+  // where the device cannot). compute_on_device lends one and calls
   // compute(dst, pitch) with it (level 0's computed columns, `rows` rows
   // from y, on the producer's device), which returns once the pixels are
   // there; null: not enabled, or none free (read the band on the host).
   // push_submitted, in band order, feeds the band on.
-  virtual void enable_device_bands(int slots);
+  virtual bool enable_device_bands(int slots, size_t room);
   virtual std::shared_ptr<JpegTicket> compute_on_device(int64_t y, int64_t rows,
                                                         const std::function<void(uint8_t*, size_t)>& compute);
   // The device the producer runs on (-1: none).

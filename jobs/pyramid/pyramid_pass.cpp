@@ -163,12 +163,8 @@ class Pass {
     if (!split_encode || encode_specs_.empty() || !encode_specs_[0] || a_.passthrough || a_.skip_level0 || !chain ||
         chain->device() != producer_->jpeg()->device() || c0_.col1 - c0_.col0 != g_.levels[0].width)
       return;
-    const int slots = a_.tokens;
-    const size_t band = static_cast<size_t>(c0_.col1 - c0_.col0) * fmt_.bytes_per_pixel() * static_cast<size_t>(T_);
-    if (band * static_cast<size_t>(slots) > room) return;
     try {
-      producer_->jpeg()->enable_device_bands(slots);
-      device_bands_ = true;
+      device_bands_ = producer_->jpeg()->enable_device_bands(a_.tokens, room);
     } catch (const CudaError& e) {
       warn(std::string("level 0 not kept on the GPU (") + e.what() + "); reading it through the host");
     }

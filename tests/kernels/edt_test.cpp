@@ -127,6 +127,60 @@ TEST(Edt, ResultReadInAnyOrderOverTheBandCache) {
   }
 }
 
+// Readers that need more bands at once than the cache holds would have the
+// row pass run for every tile: threads reading tiles of different tile rows
+// of a wide image, or one reader down tile columns. The result is then
+// stored once (a scratch file at these budgets) and read from there: the
+// same pixels, and the bands made bounded by a few passes. Reads in raster
+// order of tile rows, as the writer reads, make each band once and store
+// nothing.
+TEST(Edt, ReadersTheCacheCannotHoldGetTheResultStored) {
+  const int64_t W = 2048, H = 1600, T = 64, bands = (H + 31) / 32;
+  std::mt19937_64 rng(5);
+  Image in(kGray8, Rect(0, 0, W, H));
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x = 0; x < W; ++x) in.ptr<uint8_t>(x, y)[0] = rng() % 97 == 0 ? 0 : 255;
+  MemorySource src(std::move(in));
+  const size_t memory = size_t{4} << 20;  // a cache of 2 bands of 2048 x 32 floats
+  const Image whole = euclidean_distance(src, {}, size_t{1} << 30, "/tmp/tilewave-test")->read(0, Rect(0, 0, W, H));
+  std::vector<Rect> tiles;
+  for (int64_t x = 0; x < W; x += T)
+    for (int64_t y = 0; y < H; y += T) tiles.emplace_back(x - 3, y - 3, T + 6, T + 6);  // a halo across band edges
+
+  const auto down_columns = euclidean_distance(src, {}, memory, "/tmp/tilewave-test");
+  for (const Rect& r : tiles) {
+    const Rect in_image = r.intersect(Rect(0, 0, W, H));
+    ASSERT_EQ(max_diff(down_columns->read(0, in_image), crop(whole, in_image)), 0) << in_image.x << "," << in_image.y;
+  }
+  EdtReadCounts c = edt_read_counts(*down_columns);
+  EXPECT_TRUE(c.stored);
+  EXPECT_LE(c.bands_made, 5 * bands) << "of " << bands << " bands";
+
+  // Many threads, tile rows far apart.
+  const auto scattered = euclidean_distance(src, {}, memory, "/tmp/tilewave-test");
+  std::vector<double> diff(tiles.size(), -1);
+  tbb::parallel_for(size_t{0}, tiles.size(), [&](size_t k) {
+    const Rect r = tiles[(k * 389) % tiles.size()].intersect(Rect(0, 0, W, H));
+    diff[k] = max_diff(scattered->read(0, r), crop(whole, r));
+  });
+  for (size_t k = 0; k < tiles.size(); ++k) ASSERT_EQ(diff[k], 0) << "tile " << k;
+  c = edt_read_counts(*scattered);
+  EXPECT_TRUE(c.stored);
+  EXPECT_LE(c.bands_made, 5 * bands);
+
+  // The writer's order: tile row after tile row, each across the image.
+  const auto rows = euclidean_distance(src, {}, memory, "/tmp/tilewave-test");
+  for (int64_t y = 0; y < H; y += 32)
+    for (int64_t x = 0; x < W; x += T) {
+      const Rect r = Rect(x, y, T, 32).intersect(Rect(0, 0, W, H));
+      ASSERT_EQ(max_diff(rows->read(0, r), crop(whole, r)), 0);
+    }
+  c = edt_read_counts(*rows);
+  EXPECT_FALSE(c.stored);
+  EXPECT_EQ(c.bands_made, bands);
+  EXPECT_EQ(edt_read_counts(src).bands_made, -1);
+}
+
 TEST(Edt, NoBackgroundNoForeground) {
   Image all(kGray8, Rect(0, 0, 30, 20)), none(kGray8, Rect(0, 0, 30, 20));
   for (int64_t y = 0; y < 20; ++y) std::memset(all.row<uint8_t>(y), 7, 30);

@@ -131,13 +131,13 @@ class RowPassSource final : public TileSource {
   // Bands made again within half a pass of the bands since they were last
   // made: not a later reader's pass over the image (those make each band
   // once more, and storing would only add the raster), but readers the
-  // cache cannot hold. A few such, or more than three passes' worth in all
-  // (readers down tile columns make every band once per column), and the
-  // result is stored. Under mu_.
+  // cache cannot hold. A few such, or more than two passes' worth in all
+  // (readers down tile columns, or a writer in vertical stripes, make every
+  // band once per column or stripe), and the result is stored. Under mu_.
   void note_made(int64_t b) const {
     const int64_t n = made_.fetch_add(1);
     int64_t& last = last_made_[static_cast<size_t>(b)];
-    if ((last >= 0 && n - last < n_bands_ / 2 && ++soon_remade_ > 8 + n_bands_ / 64) || n >= 3 * n_bands_ + 8)
+    if ((last >= 0 && n - last < n_bands_ / 2 && ++soon_remade_ > 8 + n_bands_ / 64) || n >= 2 * n_bands_ + 8)
       thrashing_.store(true, std::memory_order_release);
     last = n;
   }
@@ -238,9 +238,13 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
   const bool narrow = H < 65535;
   const PixelFormat gfmt{narrow ? SampleType::kU16 : SampleType::kI32, 1};
   const int64_t kInf = narrow ? 65535 : std::numeric_limits<int32_t>::max();
-  // Bands: whatever the budget holds (source rows, g rows, output rows,
-  // row-pass scratch), at least one row.
-  const size_t per_row = static_cast<size_t>(W) * (src.info().fmt.bytes_per_pixel() + 4 + 4 + 4 * 8);
+  // Bands: whatever the budget holds (source rows, the foreground's, the
+  // column distances' window and peek where they spill), at least one row.
+  // The row pass is not among them: it runs when the result is read, with
+  // scratch per thread, not per row. (Counting it made bands a fifth as tall:
+  // 14 rows of a 40960-wide mask at --memory 48M, every 256-row input tile
+  // decoded 18 times.)
+  const size_t per_row = static_cast<size_t>(W) * (src.info().fmt.bytes_per_pixel() + 1 + 4 + 4);
   const int64_t band =
       std::max<int64_t>(1, std::min<int64_t>(256, static_cast<int64_t>(memory / 2 / std::max<size_t>(per_row, 1))));
 

@@ -147,6 +147,12 @@ class RowPassSource final : public TileSource {
   // call_once would leave the row pass to one thread.
   void store_once() const {
     tbb::collaborative_call_once(store_flag_, [&] {
+      {
+        // The store takes the cache's share: readers still holding a band
+        // keep it alive, the rest go now.
+        std::lock_guard<std::mutex> l(mu_);
+        bands_.clear();
+      }
       const size_t bytes = static_cast<size_t>(W_) * static_cast<size_t>(H_) * 4;
       auto s = std::make_shared<Spillable>(info_.fmt, W_, H_, bytes <= cache_bytes_, near_);
       for (int64_t b = 0; b < n_bands_; ++b) {
@@ -156,7 +162,7 @@ class RowPassSource final : public TileSource {
       }
       std::atomic_store(&stored_, s);
       std::lock_guard<std::mutex> l(mu_);
-      bands_.clear();  // readers still holding a band keep it alive
+      bands_.clear();  // any made meanwhile by readers that came before the store
     });
   }
 

@@ -83,7 +83,18 @@ size_t peak_rss_bytes() {
 
 void drop_big_buffers();
 
+namespace {
+std::atomic<size_t> g_rss_target{0};
+size_t current_rss_bytes();
+}  // namespace
+
 void release_free_heap() {
+  // Under the process's target the freed pages stay: malloc hands them to
+  // the next phase's buffers, where pages handed back would each fault in
+  // again (11 us a page on our 2-core virtual machine: docs/PERFORMANCE.md).
+  // Without a target (library use), always.
+  const size_t target = g_rss_target.load(std::memory_order_relaxed);
+  if (target != 0 && current_rss_bytes() <= target) return;
   drop_big_buffers();
 #ifdef __GLIBC__
   malloc_trim(0);
@@ -91,8 +102,6 @@ void release_free_heap() {
 }
 
 namespace {
-std::atomic<size_t> g_rss_target{0};
-
 size_t current_rss_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
   if (!f) return 0;
@@ -113,8 +122,18 @@ void set_rss_target(size_t bytes) {
 // live heap of 15 MB. A fixed threshold turns the adjustment off: 38 MB. It
 // costs page faults on every big block (a 2-core pyramid 4% slower), which
 // under a small budget is the price of keeping to it.
+// Above that, the heap keeps blocks up to 32 MB and up to an eighth of the
+// budget of free top: glibc's own thresholds started at 128 KB and its heap
+// shrank and grew by brk thousands of times a run (2,400 in `tilewave
+// nuclei` of a 67-MP slide), each page handed back faulting in again. The
+// RSS target (set_rss_target) still hands everything back near the budget.
 void hand_big_blocks_back_under(size_t memory) {
-  if (memory <= kSmallBudget) mallopt(M_MMAP_THRESHOLD, static_cast<int>(kBigBufferBytes));
+  if (memory <= kSmallBudget) {
+    mallopt(M_MMAP_THRESHOLD, static_cast<int>(kBigBufferBytes));
+  } else {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<size_t>(memory / 8, size_t{1} << 30)));
+  }
 }
 
 void release_free_heap_now_and_then() {

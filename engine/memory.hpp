@@ -18,7 +18,8 @@ size_t memory_to_give(size_t given, size_t needed, size_t had);
 size_t peak_rss_bytes();
 // Hands freed heap memory back to the system. Ops that free many buffers in
 // scattered order (the wavefront's tile cache) call it before the next
-// phase, whose budget would otherwise come on top of the freed pages.
+// phase, whose budget would otherwise come on top of the freed pages. Only
+// while the RSS is over set_rss_target's target, where one is set.
 void release_free_heap();
 // The same, at most every 50 ms (from any thread), for loops that allocate
 // and free buffers of many sizes on many threads while long-lived ones build

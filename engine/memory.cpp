@@ -85,7 +85,15 @@ void drop_big_buffers();
 
 namespace {
 std::atomic<size_t> g_rss_target{0};
-size_t current_rss_bytes();
+
+size_t current_rss_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long pages = 0, resident = 0;
+  const int n = std::fscanf(f, "%lu %lu", &pages, &resident);
+  std::fclose(f);
+  return n == 2 ? static_cast<size_t>(resident) * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
 }  // namespace
 
 void release_free_heap() {
@@ -100,17 +108,6 @@ void release_free_heap() {
   malloc_trim(0);
 #endif
 }
-
-namespace {
-size_t current_rss_bytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  unsigned long pages = 0, resident = 0;
-  const int n = std::fscanf(f, "%lu %lu", &pages, &resident);
-  std::fclose(f);
-  return n == 2 ? static_cast<size_t>(resident) * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
-}
-}  // namespace
 
 void set_rss_target(size_t bytes) {
   g_rss_target = bytes;

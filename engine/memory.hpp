@@ -30,7 +30,8 @@ void release_free_heap_now_and_then();
 void set_rss_target(size_t bytes);
 // For a process whose --memory is `memory`: under small budgets, freed big
 // blocks go back to the system at once (a fixed glibc mmap threshold of
-// 2 MB); above kSmallBudget glibc's own adjustment is kept.
+// 2 MB); above kSmallBudget the heap keeps blocks up to 32 MB and an eighth
+// of the budget of free top (glibc's thresholds fixed there).
 constexpr size_t kSmallBudget = size_t{256} << 20;
 void hand_big_blocks_back_under(size_t memory);
 

@@ -183,7 +183,8 @@ CommonOptions parse_common(const Args& a, bool defer_device) {
   // (engine/memory.hpp): the pipeline's stores fill amid other buffers. An
   // eighth short of it, not a quarter: `tilewave nuclei` of a 67-MP slide at
   // 1G sat between the two for its whole second half, handing pages back
-  // that its next buffers faulted in again (22% of its time on 2 cores).
+  // that its next buffers faulted in again (a quarter of its page faults,
+  // 0.4-1.1 s of 6-7 s on our 2-core machine: docs/PERFORMANCE.md).
   set_rss_target(o.memory / 8 * 7);
   hand_big_blocks_back_under(o.memory);
   if (o.memory < (size_t{4} << 20)) throw UsageError("--memory " + a.str("memory") + " is below the minimum of 4M");

@@ -114,7 +114,9 @@ class BlobStore {
     std::list<int64_t>::iterator lru_pos;
   };
   void release(int64_t t);
-  void evict_locked();
+  // Drops least recently used blobs until the budget holds; true if any went.
+  bool evict_locked();
+  static void after_eviction(bool evicted);
 
   std::vector<Entry> entries_;
   std::list<int64_t> lru_;  // unpinned resident blobs, least recently used first

@@ -223,8 +223,9 @@ TEST(Watershed, EdgeStateIsTakenOffTheBlobsBudget) {
   for (int64_t y = 0; y < H; ++y) std::memset(full.ptr<uint8_t>(0, y), 255, static_cast<size_t>(W));
   const Image want = reference(c.f, c.markers, &full, 8);
   const int64_t tile = 16;
-  // Per live tile: 64 edge pixels (input and cost) and a ring of 68.
-  const size_t per_tile = 64 * 2 * sizeof(WsCost) + 68 * sizeof(WsCost);
+  // Per live tile: 64 edge pixels (cost, and the input packed in 5 bytes)
+  // and a ring of 68.
+  const size_t per_tile = 64 * (sizeof(WsCost) + 5) + 68 * sizeof(WsCost);
   const size_t edges = per_tile * static_cast<size_t>((W / tile) * (H / tile));
   const size_t memory = edges * 3 / 2;  // the blobs keep 7/8 of it less the edges: less than they are
   WatershedResult r;

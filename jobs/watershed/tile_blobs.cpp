@@ -93,6 +93,18 @@ void BlobStore::release(int64_t t) {
   e.in_lru = true;
 }
 
+void BlobStore::drop(int64_t t) {
+  std::lock_guard<std::mutex> l(mu_);
+  Entry& e = entries_[static_cast<size_t>(t)];
+  TW_ASSERT(e.size > 0 && e.pins == 0);
+  if (e.in_lru) lru_.erase(e.lru_pos), e.in_lru = false;
+  if (!e.bytes.empty()) held_ -= e.size;
+  stats_.bytes -= e.size;
+  std::vector<uint8_t>().swap(e.bytes);
+  e.size = 0;
+  e.dirty = false;
+}
+
 void BlobStore::set_budget(size_t bytes) {
   bool evicted = false;
   {

@@ -96,11 +96,13 @@ class BlobStore {
   // Tile t's blob (read back if spilled); t must have one. Thread-safe.
   Pin acquire(int64_t t);
   bool has(int64_t t) const { return entries_[static_cast<size_t>(t)].size > 0; }
+  // Forgets tile t's blob (unpinned; its slot in the scratch file is left unused).
+  void drop(int64_t t);
   void set_budget(size_t bytes);
 
   struct Stats {
     uint64_t spills = 0, loads = 0;    // blobs written to / read from the scratch file
-    size_t peak_bytes = 0, bytes = 0;  // most held in memory at once; all blobs' size
+    size_t peak_bytes = 0, bytes = 0;  // most held in memory at once; the blobs' size (dropped ones not)
   };
   Stats stats() const;
 

@@ -70,18 +70,39 @@ struct Shape {
   }
 };
 
+// A live tile's edge state, a blob of its own in the store beside the
+// tile's pixels (29 bytes an edge pixel, 0.45 a pixel of the image with
+// 256-px tiles: 0.9 GB for a 2-GP slide, so it is spilled with the tiles,
+// not kept): the edge pixels' costs, the halo last flooded against, and the
+// edge pixels' inputs packed (the key, and kEdgeInside | kEdgeSeed: 5 bytes,
+// not a WsInput's 12). Costs start unreached (kWsNeutral).
+struct EdgeBlob {
+  WsCost* edges = nullptr;  // edge_size; neighbours read them under the tile's mutex
+  WsCost* halo = nullptr;   // ring_size
+  uint32_t* key = nullptr;  // edge_size
+  uint8_t* flags = nullptr;
+
+  static size_t bytes_for(const Shape& sh) {
+    return (sh.edge_size() + sh.ring_size()) * sizeof(WsCost) + sh.edge_size() * (sizeof(uint32_t) + 1);
+  }
+  static EdgeBlob over(uint8_t* p, const Shape& sh) {
+    EdgeBlob b;
+    b.edges = reinterpret_cast<WsCost*>(p);
+    b.halo = b.edges + sh.edge_size();
+    b.key = reinterpret_cast<uint32_t*>(b.halo + sh.ring_size());
+    b.flags = reinterpret_cast<uint8_t*>(b.key + sh.edge_size());
+    return b;
+  }
+};
+
 struct TileState {
-  std::mutex mu;  // guards `edges`: neighbours read them while the tile publishes
+  std::mutex mu;  // guards the edge blob's `edges`: neighbours read them while the tile publishes
   // Written by the tile's own loading and visits only (never two at once).
-  bool live = false;          // has a mask pixel
-  bool flooded = false;       // the core is the fixed point against `halo`
-  std::vector<WsCost> edges;  // the edge pixels' costs; empty: all unreached
-  // Their inputs, packed: the key, and kEdgeInside | kEdgeSeed (5 bytes an
-  // edge pixel, not a WsInput's 12: the edge state is most of what the
-  // watershed keeps in memory for a big slide).
-  std::vector<uint32_t> edge_key;
-  std::vector<uint8_t> edge_flags;
-  std::vector<WsCost> halo;  // the ring last flooded against; empty: neutral
+  bool live = false;     // has a mask pixel
+  bool flooded = false;  // the core is the fixed point against the halo
+  // Some edge cost may be reached: neighbours read them (before, all are
+  // unreached and neither the blob nor the lock is needed).
+  std::atomic<bool> published{false};
 };
 
 enum : uint8_t { kIdle = 0, kQueued = 1, kRunning = 2, kRunningDirty = 3 };
@@ -93,7 +114,7 @@ struct Work {
   std::vector<uint8_t> in_region;  // w * h, all zero between uses
   std::vector<int32_t> pos;        // w * h: index in the blob, -1 outside the mask (between uses too)
   std::vector<uint32_t> region, starts, stack;
-  std::vector<WsCost> ring, edges;
+  std::vector<WsCost> ring, edges, old;
 };
 
 std::string nan_in(const float* s, int64_t x0, int64_t y, int64_t n, const std::string& name) {
@@ -172,12 +193,18 @@ class Engine {
       if (!ts.live) continue;
       ++live;
       if (!ts.flooded) enqueue(t, 0);
-      if (!ts.edges.empty()) announce(t, grid_.tile_rect(t % grid_.cols(), t / grid_.cols()), {}, ts.edges);
+      if (ts.published) {
+        const Rect core = grid_.tile_rect(t % grid_.cols(), t / grid_.cols());
+        const BlobStore::Pin p = blobs_.acquire(edge_blob(t));
+        announce(t, core, nullptr, EdgeBlob::over(p.data(), Shape{core.w, core.h}).edges);
+      }
     }
     std::vector<std::thread> pool;
     for (int k = 0; k < std::max(threads, 1); ++k) pool.emplace_back([this] { worker(); });
     for (std::thread& th : pool) th.join();
     if (failed_) std::rethrow_exception(exception_);
+    for (int64_t t = 0; t < grid_.count(); ++t)
+      if (tile(t).live) blobs_.drop(edge_blob(t));  // only the labels are read after
     st.live_tiles = live;
     st.visits = visits_.load();
     st.floods = floods_.load();
@@ -186,6 +213,7 @@ class Engine {
 
  private:
   int64_t index(int64_t tx, int64_t ty) const { return ty * grid_.cols() + tx; }
+  int64_t edge_blob(int64_t t) const { return grid_.count() + t; }  // the store's entry for t's edge state
   TileState& tile(int64_t t) { return tiles_[static_cast<size_t>(t)]; }
 
   void fail(const std::string& e) {
@@ -270,16 +298,17 @@ class Engine {
       with_image(std::common_type<void>{});
     st.live = true;
     seeds_ += n_seeds;
-    charge_edge_state(sh);
-    st.edge_key.resize(sh.edge_size());
-    st.edge_flags.resize(sh.edge_size());
+    std::vector<uint8_t> edge_bytes(EdgeBlob::bytes_for(sh));
+    edge_bytes_ += edge_bytes.size();
+    const EdgeBlob eb = EdgeBlob::over(edge_bytes.data(), sh);
+    std::fill(eb.edges, eb.edges + sh.edge_size(), kWsNeutral);
+    std::fill(eb.halo, eb.halo + sh.ring_size(), kWsNeutral);
     for (int64_t e = 0; e < static_cast<int64_t>(sh.edge_size()); ++e) {
       int64_t x, y;
       sh.edge_pos(e, x, y);
       const WsInput& in = *ib.ptr<WsInput>(core.x + x, core.y + y);
-      st.edge_key[static_cast<size_t>(e)] = in.key;
-      st.edge_flags[static_cast<size_t>(e)] =
-          static_cast<uint8_t>((in.inside ? kEdgeInside : 0) | (in.seed ? kEdgeSeed : 0));
+      eb.key[e] = in.key;
+      eb.flags[e] = static_cast<uint8_t>((in.inside ? kEdgeInside : 0) | (in.seed ? kEdgeSeed : 0));
     }
     // On the CPU the tile's flood from its own seeds, against an unreached
     // halo; with CUDA the first visit's. Without a seed nothing is reached:
@@ -315,14 +344,14 @@ class Engine {
       // The region is every mask pixel, and ib is whole: no region map.
       watershed_flood_region(jb, ib, core, opt_.connectivity, wk.region, nullptr);
       loaded_px_ += static_cast<int64_t>(wk.region.size());
-      st.edges.assign(sh.edge_size(), kWsNeutral);
       for (int64_t e = 0; e < static_cast<int64_t>(sh.edge_size()); ++e) {
         int64_t x, y;
         sh.edge_pos(e, x, y);
-        if (wk.in_region[static_cast<size_t>(y * core.w + x)])
-          st.edges[static_cast<size_t>(e)] = *jb.ptr<WsCost>(core.x + x, core.y + y);
+        if (wk.in_region[static_cast<size_t>(y * core.w + x)]) eb.edges[e] = *jb.ptr<WsCost>(core.x + x, core.y + y);
       }
+      st.published = true;
     }
+    blobs_.put(edge_blob(t), std::move(edge_bytes));
     for (const uint32_t k : wk.region) wk.in_region[k] = 0;
     // The blob: the mask's runs row by row, and their pixels.
     const size_t n_px = wk.region.size();
@@ -346,18 +375,6 @@ class Engine {
     }
     b.row_run[core.h] = r;
     blobs_.put(t, std::move(bytes));
-  }
-
-  // A live tile's edge state (its edges' inputs and costs, the halo it was
-  // last flooded against: 29 bytes an edge pixel, 0.45 a pixel of the image
-  // with 256-px tiles) stays in memory beside the blobs: it is taken off
-  // the blobs' budget as it grows, so that the two together keep within it
-  // (the blobs keep at least an eighth of it, spilling the rest).
-  void charge_edge_state(const Shape& sh) {
-    const size_t bytes =
-        sh.edge_size() * (sizeof(uint32_t) + sizeof(uint8_t) + sizeof(WsCost)) + sh.ring_size() * sizeof(WsCost);
-    const size_t held = edge_bytes_ += bytes, budget = ws_blob_budget(opt_);
-    blobs_.set_budget(held < budget - budget / 8 ? budget - held : budget / 8);
   }
 
   // Queues tile t for a change of cost `key` ((m, d) as one number) next to
@@ -419,39 +436,41 @@ class Engine {
   void assemble(int64_t tx, int64_t ty, const Shape& sh, std::vector<WsCost>& ring) {
     ring.assign(sh.ring_size(), kWsNeutral);
     const int64_t w = sh.w, h = sh.h;
+    // A neighbour that published nothing shows unreached edges; one that
+    // publishes after this look queues the tile again (announce).
     auto take = [&](int64_t nx, int64_t ny, auto&& fn) {
       if (nx < 0 || ny < 0 || nx >= grid_.cols() || ny >= grid_.rows()) return;
-      TileState& n = tile(index(nx, ny));
-      if (!n.live) return;
+      const int64_t n = index(nx, ny);
+      TileState& ns = tile(n);
+      if (!ns.live || !ns.published) return;
       const Rect r = grid_.tile_rect(nx, ny);
-      std::lock_guard<std::mutex> l(n.mu);
-      if (!n.edges.empty()) fn(n.edges, r.w, r.h);
+      const BlobStore::Pin p = blobs_.acquire(edge_blob(n));
+      std::lock_guard<std::mutex> l(ns.mu);
+      fn(EdgeBlob::over(p.data(), Shape{r.w, r.h}).edges, r.w, r.h);
     };
-    take(tx, ty - 1, [&](const std::vector<WsCost>& e, int64_t nw, int64_t) {
-      for (int64_t x = 0; x < w; ++x) ring[static_cast<size_t>(1 + x)] = e[static_cast<size_t>(nw + x)];
+    take(tx, ty - 1, [&](const WsCost* e, int64_t nw, int64_t) {
+      for (int64_t x = 0; x < w; ++x) ring[static_cast<size_t>(1 + x)] = e[nw + x];
     });
-    take(tx, ty + 1, [&](const std::vector<WsCost>& e, int64_t, int64_t) {
-      for (int64_t x = 0; x < w; ++x) ring[static_cast<size_t>(w + 3 + x)] = e[static_cast<size_t>(x)];
+    take(tx, ty + 1, [&](const WsCost* e, int64_t, int64_t) {
+      for (int64_t x = 0; x < w; ++x) ring[static_cast<size_t>(w + 3 + x)] = e[x];
     });
-    take(tx - 1, ty, [&](const std::vector<WsCost>& e, int64_t nw, int64_t nh) {
-      for (int64_t y = 0; y < h; ++y)
-        ring[static_cast<size_t>(2 * (w + 2) + y)] = e[static_cast<size_t>(2 * nw + nh + y)];
+    take(tx - 1, ty, [&](const WsCost* e, int64_t nw, int64_t nh) {
+      for (int64_t y = 0; y < h; ++y) ring[static_cast<size_t>(2 * (w + 2) + y)] = e[2 * nw + nh + y];
     });
-    take(tx + 1, ty, [&](const std::vector<WsCost>& e, int64_t nw, int64_t) {
-      for (int64_t y = 0; y < h; ++y)
-        ring[static_cast<size_t>(2 * (w + 2) + h + y)] = e[static_cast<size_t>(2 * nw + y)];
+    take(tx + 1, ty, [&](const WsCost* e, int64_t nw, int64_t) {
+      for (int64_t y = 0; y < h; ++y) ring[static_cast<size_t>(2 * (w + 2) + h + y)] = e[2 * nw + y];
     });
     if (!eight_) return;  // corners touch no core pixel 4-connected
-    take(tx - 1, ty - 1, [&](const std::vector<WsCost>& e, int64_t nw, int64_t) {
-      ring[0] = e[static_cast<size_t>(2 * nw - 1)];  // its bottom-right
+    take(tx - 1, ty - 1, [&](const WsCost* e, int64_t nw, int64_t) {
+      ring[0] = e[2 * nw - 1];  // its bottom-right
     });
-    take(tx + 1, ty - 1, [&](const std::vector<WsCost>& e, int64_t nw, int64_t) {
-      ring[static_cast<size_t>(w + 1)] = e[static_cast<size_t>(nw)];  // its bottom-left
+    take(tx + 1, ty - 1, [&](const WsCost* e, int64_t nw, int64_t) {
+      ring[static_cast<size_t>(w + 1)] = e[nw];  // its bottom-left
     });
-    take(tx - 1, ty + 1, [&](const std::vector<WsCost>& e, int64_t nw, int64_t) {
-      ring[static_cast<size_t>(w + 2)] = e[static_cast<size_t>(nw - 1)];  // its top-right
+    take(tx - 1, ty + 1, [&](const WsCost* e, int64_t nw, int64_t) {
+      ring[static_cast<size_t>(w + 2)] = e[nw - 1];  // its top-right
     });
-    take(tx + 1, ty + 1, [&](const std::vector<WsCost>& e, int64_t, int64_t) {
+    take(tx + 1, ty + 1, [&](const WsCost* e, int64_t, int64_t) {
       ring[static_cast<size_t>(2 * w + 3)] = e[0];  // its top-left
     });
   }
@@ -461,12 +480,12 @@ class Engine {
   // neighbours (inside, not a seed) is at most that neighbour's cost.
   // Offers dearer than a pixel's cost take no part in its rule, so where
   // none is left the core is still the fixed point.
-  void relevant(const TileState& st, const Shape& sh, const std::vector<WsCost>& ring, std::vector<uint32_t>& out) {
+  void relevant(const EdgeBlob& eb, const Shape& sh, const std::vector<WsCost>& ring, std::vector<uint32_t>& out) {
     out.clear();
     const int n = eight_ ? 8 : 4;
     for (int64_t k = 0; k < static_cast<int64_t>(ring.size()); ++k) {
       const WsCost& now = ring[static_cast<size_t>(k)];
-      const WsCost& was = st.halo.empty() ? kWsNeutral : st.halo[static_cast<size_t>(k)];
+      const WsCost& was = eb.halo[k];
       if (same(now, was)) continue;
       int64_t hx, hy;
       sh.ring_pos(k, hx, hy);
@@ -474,9 +493,9 @@ class Engine {
         const int64_t x = hx + kDx[d], y = hy + kDy[d];
         if (x < 0 || y < 0 || x >= sh.w || y >= sh.h) continue;
         const int64_t e = sh.edge_of(x, y);
-        if (st.edge_flags[static_cast<size_t>(e)] != kEdgeInside) continue;  // outside, or a seed
-        const uint32_t key = st.edge_key[static_cast<size_t>(e)];
-        const WsCost& c = st.edges.empty() ? kWsNeutral : st.edges[static_cast<size_t>(e)];
+        if (eb.flags[e] != kEdgeInside) continue;  // outside, or a seed
+        const uint32_t key = eb.key[e];
+        const WsCost& c = eb.edges[e];
         if (offers(now, key, c) || offers(was, key, c)) out.push_back(static_cast<uint32_t>(y * sh.w + x));
       }
     }
@@ -489,25 +508,33 @@ class Engine {
     const Shape sh{core.w, core.h};
     TileState& st = tile(t);
     Work& wk = work_.local();
+    BlobStore::Pin ep = blobs_.acquire(edge_blob(t));
+    const EdgeBlob eb = EdgeBlob::over(ep.data(), sh);
     assemble(tx, ty, sh, wk.ring);
     if (st.flooded) {
-      relevant(st, sh, wk.ring, wk.starts);
+      relevant(eb, sh, wk.ring, wk.starts);
       if (wk.starts.empty()) {
         // The fixed point stands against the new halo too.
-        st.halo = wk.ring;
+        keep_halo(eb, wk.ring, ep);
         return;
       }
     }
-    flood(t, core, sh, st, wk);
-    st.halo = wk.ring;
+    flood(t, core, sh, st, eb, wk);
+    keep_halo(eb, wk.ring, ep);
     st.flooded = true;
-    publish(t, core, st, wk.edges);
+    publish(t, core, st, eb, sh, ep, wk);
+  }
+
+  static void keep_halo(const EdgeBlob& eb, const std::vector<WsCost>& ring, BlobStore::Pin& pin) {
+    if (std::memcmp(eb.halo, ring.data(), ring.size() * sizeof(WsCost)) == 0) return;
+    std::copy(ring.begin(), ring.end(), eb.halo);
+    pin.mark_dirty();
   }
 
   // Floods what the halo's change can reach (the whole tile on its first
   // flood or on the GPU), writes the labels back and leaves the new edge
   // costs in wk.edges.
-  void flood(int64_t t, const Rect& core, const Shape& sh, TileState& st, Work& wk) {
+  void flood(int64_t t, const Rect& core, const Shape& sh, const TileState& st, const EdgeBlob& eb, Work& wk) {
     ++floods_;
     const int64_t w = core.w, h = core.h;
     BlobStore::Pin pin = blobs_.acquire(t);
@@ -578,10 +605,7 @@ class Engine {
       if (l != v) l = v, changed = true;
     }
     if (changed) pin.mark_dirty();
-    if (st.edges.empty())
-      wk.edges.assign(sh.edge_size(), kWsNeutral);
-    else
-      wk.edges = st.edges;
+    wk.edges.assign(eb.edges, eb.edges + sh.edge_size());
     for (int64_t e = 0; e < static_cast<int64_t>(sh.edge_size()); ++e) {
       int64_t x, y;
       sh.edge_pos(e, x, y);
@@ -594,25 +618,28 @@ class Engine {
 
   // Records the tile's new edge costs and queues the neighbours that see
   // one that changed.
-  void publish(int64_t t, const Rect& core, TileState& st, std::vector<WsCost>& edges) {
-    std::vector<WsCost> old;
+  void publish(int64_t t, const Rect& core, TileState& st, const EdgeBlob& eb, const Shape& sh, BlobStore::Pin& pin,
+               Work& wk) {
+    if (std::equal(wk.edges.begin(), wk.edges.end(), eb.edges, same)) return;  // nothing for the neighbours
+    wk.old.assign(eb.edges, eb.edges + sh.edge_size());
     {
       std::lock_guard<std::mutex> l(st.mu);
-      old.swap(st.edges);
-      st.edges = edges;
+      std::copy(wk.edges.begin(), wk.edges.end(), eb.edges);
     }
-    announce(t, core, old, edges);
+    st.published = true;
+    pin.mark_dirty();
+    announce(t, core, wk.old.data(), wk.edges.data());
   }
 
   // Queues each live neighbour that sees an edge pixel of tile t whose cost
-  // went from `old` (empty: unreached) to `now`, keyed by the cheapest such
+  // went from `old` (null: unreached) to `now`, keyed by the cheapest such
   // cost it sees.
-  void announce(int64_t t, const Rect& core, const std::vector<WsCost>& old, const std::vector<WsCost>& now) {
+  void announce(int64_t t, const Rect& core, const WsCost* old, const WsCost* now) {
     const int64_t w = core.w, h = core.h;
     constexpr uint64_t kNone = ~uint64_t{0};
     auto key = [&](int64_t e) -> uint64_t {
-      const WsCost& was = old.empty() ? kWsNeutral : old[static_cast<size_t>(e)];
-      const WsCost& c = now[static_cast<size_t>(e)];
+      const WsCost& was = old ? old[e] : kWsNeutral;
+      const WsCost& c = now[e];
       return same(was, c) ? kNone : (uint64_t{c.m} << 32 | c.d);
     };
     auto span = [&](int64_t from, int64_t n) {
@@ -712,12 +739,12 @@ WsTilesResult watershed_tiles(const TileSource& image, const TileSource& markers
   const SampleType type = image.info().fmt.type;
   const int kb = type == SampleType::kU8 ? 1 : type == SampleType::kU16 ? 2 : 4;
   const TileGrid grid{W, H, tile, tile};
-  // Seven eighths of the budget for the tiles' blobs and edge state (blobs
-  // spilled to a scratch file beyond it); the threads' pinned tiles may go
-  // over it.
+  // Seven eighths of the budget for the tiles' blobs, the pixels' and the
+  // edge states' (entries count + t) in one LRU, spilled to a scratch file
+  // beyond it; the threads' pinned blobs may go over it.
   const int threads =
       opt.gpu ? 2 : static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  auto blobs = std::make_shared<BlobStore>(grid.count(), ws_blob_budget(opt), opt.scratch_near);
+  auto blobs = std::make_shared<BlobStore>(2 * grid.count(), ws_blob_budget(opt), opt.scratch_near);
   WsTilesResult res;
   WsTilesStats& st = res.stats;
   {

@@ -9,7 +9,10 @@
 //   along its rows, and per pixel the altitude key (1, 2 or 4 bytes for
 //   u8, u16, f32 images), a seed flag and the label: 6-9 bytes a mask pixel.
 //   The costs (m, d) are not stored: a flood starts from scratch, so only
-//   the labels and each tile's edge costs are kept.
+//   the labels and each tile's edge costs are kept. The edge state (edge
+//   costs and inputs, the halo last flooded against) is a second blob of
+//   the tile in the same store, spilled like the pixels: nothing kept in
+//   memory grows with the slide but a few bytes of bookkeeping a tile.
 // * A visit compares the halo with the one the tile was last flooded
 //   against. A halo pixel that changed matters only if its old or new offer
 //   to an edge pixel is at most that pixel's cost; the others leave the
@@ -46,7 +49,7 @@ struct WsTilesStats {
   int64_t flooded_pixels = 0;  // by those visits
   int64_t loaded_pixels = 0;   // flooded while loading
   int64_t seed_pixels = 0;
-  size_t edge_state_bytes = 0;  // the live tiles' edges and halos, taken off the blobs' budget
+  size_t edge_state_bytes = 0;  // the live tiles' edges and halos: blobs in the store while it runs
   double load_seconds = 0, wavefront_seconds = 0;
   BlobStore::Stats store;  // the tiles' blobs
 };

@@ -472,6 +472,39 @@ class ObjectFilter {
   std::vector<TileSpan> spans_;
 };
 
+// --mask: the kept objects as a u8 mask, 255 on them, copied tile by tile
+// from the labels' store into one of a quarter of the bytes; the labels'
+// store then goes, and its share of the budget (labels_share) comes back.
+// For steps that need only where the objects are (the nuclei pipeline holds
+// its foreground through five steps: 200 MB less for an 8192² slide).
+SourceP objects_mask(SourceP labels, size_t labels_share, ExecContext& ctx) {
+  const SourceInfo& info = labels->info();
+  const LevelInfo& l0 = info.levels[0];
+  const int64_t tile = ctx.tile;
+  const TileGrid grid{l0.width, l0.height, tile, tile};
+  const size_t full = static_cast<size_t>(grid.count()) * static_cast<size_t>(tile * tile);
+  const size_t cache = ctx.take_memory(std::min(full, ctx.memory / 2));
+  auto store = std::make_shared<ScratchStore>(PixelFormat{SampleType::kU8, 1}, l0.width, l0.height, tile,
+                                              std::max(cache, static_cast<size_t>(tile * tile) * 8), ctx.scratch_path(),
+                                              "objects mask");
+  store->set_resolution(info.mpp_x, info.mpp_y);
+  tbb::parallel_for(int64_t{0}, grid.count(), [&](int64_t t) {
+    const int64_t tx = t % grid.cols(), ty = t / grid.cols();
+    const Rect r = grid.tile_rect(tx, ty);
+    const Image lab = labels->read(0, r);
+    ScratchStore::Pin pin = store->acquire(tx, ty, true);
+    for (int64_t y = 0; y < r.h; ++y) {
+      const uint32_t* in = lab.row<uint32_t>(r.y + y);
+      uint8_t* out = pin.image().ptr<uint8_t>(r.x, r.y + y);
+      for (int64_t x = 0; x < r.w; ++x) out[x] = in[x] ? 255 : 0;
+    }
+    pin.mark_dirty();
+  });
+  labels.reset();
+  ctx.memory += labels_share;
+  return store;
+}
+
 }  // namespace
 
 std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSource> labels, const ObjectsParams& p,
@@ -513,7 +546,9 @@ void register_objects(OpRegistry& r) {
   op.command = {"objects"};
   op.category = OpCategory::kWholeImage;
   op.summary = "object filters: area, border, holes; kept objects renumbered 1..N in raster order";
-  op.usage = "[--min-area A] [--max-area A] [--units px|um2] [--exclude-border] [--fill-holes] [--connectivity 4|8]";
+  op.usage =
+      "[--min-area A] [--max-area A] [--units px|um2] [--exclude-border] [--fill-holes] [--connectivity 4|8] "
+      "[--mask]";
   op.help =
       "Filters the objects of a label image (an object is all pixels of one label; a\n"
       "u8/u16 mask is labelled first with --connectivity). --fill-holes first fills each\n"
@@ -522,7 +557,8 @@ void register_objects(OpRegistry& r) {
       "below --min-area or above --max-area (pixels, or square microns with --units um2,\n"
       "from the image's mpp) are removed, and with --exclude-border those with a pixel\n"
       "on the image border. The kept objects are renumbered 1..N in raster order of\n"
-      "their first pixels (skimage remove_small_objects, then a relabelling).";
+      "their first pixels (skimage remove_small_objects, then a relabelling). With --mask\n"
+      "the result is a u8 mask instead, 255 on the kept objects.";
   op.takes = "u32 labels, or a one-channel u8/u16 mask";
   op.params = {ParamSpec::real("min-area", "A", 0, 1e18, "0", "remove objects smaller than A"),
                ParamSpec::real("max-area", "A", 0, 1e18, "", "remove objects larger than A (default: no limit)"),
@@ -530,7 +566,8 @@ void register_objects(OpRegistry& r) {
                ParamSpec::flag("exclude-border", "remove objects touching the image border"),
                ParamSpec::flag("fill-holes", "fill each object's holes (before the area filter)"),
                ParamSpec::choice("connectivity", "N", {"4", "8"}, "8",
-                                 "of a mask's objects: 4 or 8 (default); holes take the other")};
+                                 "of a mask's objects: 4 or 8 (default); holes take the other"),
+               ParamSpec::flag("mask", "write a u8 mask (255 on the kept objects), not their labels")};
   // A range that keeps nothing is a mistake, not a filter (it ran and
   // removed every object without a word).
   op.validate = [](const OpParams& p) {
@@ -538,11 +575,11 @@ void register_objects(OpRegistry& r) {
       throw ParamError("objects: --max-area " + p.text("max-area") + " is below --min-area " + p.text("min-area") +
                        ": nothing could be kept");
   };
-  op.output_format = [](const std::vector<ImageType>& in, const OpParams&) {
+  op.output_format = [](const std::vector<ImageType>& in, const OpParams& p) {
     const PixelFormat f = in[0].fmt;
     if (f.channels != 1 || (f.type != SampleType::kU32 && f.type != SampleType::kU8 && f.type != SampleType::kU16))
       throw InputError(in[0].name + " is " + f.str() + "; objects needs u32 labels or a one-channel 8/16-bit mask");
-    return PixelFormat{SampleType::kU32, 1};
+    return PixelFormat{p.flag("mask") ? SampleType::kU8 : SampleType::kU32, 1};
   };
   op.run = [](const std::vector<SourceP>& in, const OpParams& p, ExecContext& ctx) {
     ObjectsParams op;
@@ -554,7 +591,9 @@ void register_objects(OpRegistry& r) {
     op.connectivity = p.choice("connectivity") == "4" ? 4 : 8;
     ObjectsStats st;
     OpResult res;
+    const size_t before = ctx.memory;
     res.image = filter_objects(in[0], op, ctx, &st);
+    if (p.flag("mask")) res.image = objects_mask(std::move(res.image), before - ctx.memory, ctx);
     res.description = "Tilewave objects";
     char what[240];
     std::snprintf(what, sizeof what, "%llu of %llu objects kept in %.2f s", static_cast<unsigned long long>(st.kept),

@@ -24,7 +24,7 @@ void require(bool ok, const std::string& what) {
 
 }  // namespace
 
-std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, double mpp) {
+std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, double mpp, bool cuda) {
   require(std::isfinite(mpp) && mpp >= 0.01 && mpp <= 100,
           "the resolution must be 0.01..100 microns per pixel, not " + number(mpp));
   require(p.sigma_um > 0 && p.sigma_um <= 50, "--sigma-um must be in (0, 50]");
@@ -48,6 +48,12 @@ std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, doubl
   const double px2 = mpp * mpp;
   std::map<std::string, std::string> v;
   v["MPP"] = number(mpp);
+  // Where the h-dome's input is cut to the objects: by the one of `mask` and
+  // `dist` (not 0 at the same pixels) that is where the run computes. On the
+  // CPU the u8 mask, so that the f32 distance goes early (12% off the 2-core
+  // run); on the GPU the distance, which stays on the device (the host's
+  // mask would be uploaded for it: 0.3-0.5 s more on the H200).
+  v["INSIDE_FROM"] = cuda ? "dist" : "mask";
   // The Gaussian's sigma in pixels (its op takes 0.1..100 or so; the
   // op's own range check speaks for anything out of it).
   v["SIGMA_PX"] = number(p.sigma_um / mpp);

@@ -22,7 +22,8 @@ struct NucleiParams {
 
 // ${NAME} -> value for a slide of `mpp` microns per pixel; ParamError when a
 // parameter is out of range or gives no pixel (a minimum area below one).
-std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, double mpp);
+// cuda: the run computes on the GPU (INSIDE_FROM: `dist`, else `mask`).
+std::map<std::string, std::string> nuclei_variables(const NucleiParams& p, double mpp, bool cuda = false);
 
 // `line` with every ${NAME} replaced; ParamError naming an unknown one or an
 // unclosed '${'.

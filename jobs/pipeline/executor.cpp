@@ -18,6 +18,7 @@
 #include "engine/progress.hpp"
 #include "engine/read_pieces.hpp"
 #include "engine/scratch_store.hpp"
+#include "engine/trace.hpp"
 #include "jobs/op_runner.hpp"
 
 namespace tw {
@@ -245,6 +246,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
     for (const auto& m : run.meters) m0 += m->bytes();
     const auto t0 = Clock::now();
     OpResult res;
+    const TraceSpan span("pipeline-step", i + 1);
     try {
       BarrierTicker ticker(progress_steps && ps.barrier,
                            "step " + std::to_string(i + 1) + "/" + std::to_string(n) + " " + step_words(st));

@@ -234,5 +234,37 @@ TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
   EXPECT_FALSE(test::path_exists(tmp.file("x.tif")));
 }
 
+// --mask: the kept objects as a u8 mask, 255 on them, from a mask (labelled
+// and filtered in one labelling) and from labels, with holes filled, on tiles
+// smaller than the objects.
+TEST(ObjectsCli, MaskIsTheKeptObjects) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
+  test::TempDir tmp;
+  const Image m = nuclei_mask(300, 200, 7);
+  test::write_tiff(tmp.file("m.tif"), m.view(), {});
+  ASSERT_EQ(test::run_cli({"label", tmp.file("m.tif"), tmp.file("l.tif")}).exit_code, 0);
+  for (const bool holes : {false, true})
+    for (const std::string in : {"m.tif", "l.tif"}) {
+      SCOPED_TRACE(in + (holes ? " --fill-holes" : ""));
+      std::vector<std::string> args = {"objects", tmp.file(in), tmp.file("k.tif"), "--min-area", "60", "--mask",
+                                       "--tile",  "32",         "--memory",        "4M"};
+      if (holes) args.push_back("--fill-holes");
+      ::unlink(tmp.file("k.tif").c_str());
+      const auto r = test::run_cli(args);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      ObjectsParams p;
+      p.min_area = 60;
+      p.fill_holes = holes;
+      ObjectsStats st;
+      const Image labels = run_objects(m, p, 256, size_t{1} << 30, &st);
+      ASSERT_GT(st.kept, 0u);
+      Image want(PixelFormat{SampleType::kU8, 1}, labels.rect());
+      const Rect& lr = labels.rect();
+      for (int64_t y = lr.y; y < lr.y1(); ++y)
+        for (int64_t x = lr.x; x < lr.x1(); ++x) *want.ptr<uint8_t>(x, y) = *labels.ptr<uint32_t>(x, y) ? 255 : 0;
+      EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("k.tif"), 0).view(), want.view()), "");
+    }
+}
+
 }  // namespace
 }  // namespace tw

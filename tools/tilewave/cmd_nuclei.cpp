@@ -130,7 +130,7 @@ int cmd_nuclei(int argc, char** argv) {
       << " µm, not square; the steps need square pixels (give --mpp F to take them as F x F µm)";
     throw InputError(o.str());
   }
-  const auto vars = nuclei_variables(params, mpp);
+  const auto vars = nuclei_variables(params, mpp, common.backend.is_cuda());
   std::vector<std::string> steps;
   if (a.has("pipeline")) {
     for (const auto& line : read_pipeline_file(a.str("pipeline"))) steps.push_back(substitute_variables(line, vars));

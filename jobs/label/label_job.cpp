@@ -629,6 +629,7 @@ class LabelsResult final : public TileSource {
     info_.format = "computed";
     info_.mpp_x = like.mpp_x, info_.mpp_y = like.mpp_y;
   }
+  const std::shared_ptr<ScratchStore>& store() const { return store_; }
 
  protected:
   void read_inside(int level, const ImageView& dst) const override { store_->read(level, dst); }
@@ -643,6 +644,11 @@ void keep_result_cached(ScratchStore& store, ExecContext& ctx) {
   const size_t cache = std::min(store.full_bytes(), ctx.memory / 2);
   store.set_cache_bytes(cache);
   ctx.take_memory(cache);
+}
+
+std::shared_ptr<ScratchStore> store_of_labels(const TileSource& labels) {
+  const auto* r = dynamic_cast<const LabelsResult*>(&labels);
+  return r ? r->store() : nullptr;
 }
 
 std::shared_ptr<const TileSource> labels_result(std::shared_ptr<ScratchStore> store, const SourceInfo& like,

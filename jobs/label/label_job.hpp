@@ -81,6 +81,10 @@ std::shared_ptr<const TileSource> label_components(std::shared_ptr<const TileSou
 // the half left keeps room for the steps after.
 void keep_result_cached(ScratchStore& store, ExecContext& ctx);
 
+// The store under a result of labels_result (nullptr for any other source):
+// for a pass over its tiles in place, without copying each out.
+std::shared_ptr<ScratchStore> store_of_labels(const TileSource& labels);
+
 // A store of labels as a result: read through, named, with `like`'s
 // resolution (label's and objects' results).
 std::shared_ptr<const TileSource> labels_result(std::shared_ptr<ScratchStore> store, const SourceInfo& like,

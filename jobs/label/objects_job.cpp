@@ -472,33 +472,34 @@ class ObjectFilter {
   std::vector<TileSpan> spans_;
 };
 
-// --mask: the kept objects as a u8 mask, 255 on them, copied tile by tile
-// from the labels' store into one of a quarter of the bytes; the labels'
-// store then goes, and its share of the budget (labels_share) comes back.
-// For steps that need only where the objects are (the nuclei pipeline holds
-// its foreground through five steps: 200 MB less for an 8192² slide).
+// --mask: the kept objects as a u8 mask, 255 on them, in a store of a
+// quarter of the labels' bytes, tile by tile from the labels' store (pinned
+// in place: copied out, each 256 KB tile cost an allocation and its page
+// faults); the labels' store then goes, and its share of the budget
+// (labels_share) comes back. For steps that need only where the objects are
+// (the nuclei pipeline holds its foreground through five steps: 200 MB less
+// for an 8192² slide).
 SourceP objects_mask(SourceP labels, size_t labels_share, ExecContext& ctx) {
   const SourceInfo& info = labels->info();
-  const LevelInfo& l0 = info.levels[0];
-  const int64_t tile = ctx.tile;
-  const TileGrid grid{l0.width, l0.height, tile, tile};
-  const size_t full = static_cast<size_t>(grid.count()) * static_cast<size_t>(tile * tile);
-  const size_t cache = ctx.take_memory(std::min(full, ctx.memory / 2));
-  auto store = std::make_shared<ScratchStore>(PixelFormat{SampleType::kU8, 1}, l0.width, l0.height, tile,
-                                              std::max(cache, static_cast<size_t>(tile * tile) * 8), ctx.scratch_path(),
-                                              "objects mask");
+  const std::shared_ptr<ScratchStore> from = store_of_labels(*labels);
+  if (!from) throw InternalError("objects --mask: the labels are not in a store");
+  const TileGrid& grid = from->grid();
+  const size_t tile_px = static_cast<size_t>(grid.tile_w * grid.tile_h);
+  const size_t cache = ctx.take_memory(std::min(tile_px * static_cast<size_t>(grid.count()), ctx.memory / 2));
+  auto store = std::make_shared<ScratchStore>(PixelFormat{SampleType::kU8, 1}, grid.width, grid.height, grid.tile_w,
+                                              std::max(cache, tile_px * 8), ctx.scratch_path(), "objects mask");
   store->set_resolution(info.mpp_x, info.mpp_y);
   tbb::parallel_for(int64_t{0}, grid.count(), [&](int64_t t) {
     const int64_t tx = t % grid.cols(), ty = t / grid.cols();
-    const Rect r = grid.tile_rect(tx, ty);
-    const Image lab = labels->read(0, r);
-    ScratchStore::Pin pin = store->acquire(tx, ty, true);
-    for (int64_t y = 0; y < r.h; ++y) {
-      const uint32_t* in = lab.row<uint32_t>(r.y + y);
-      uint8_t* out = pin.image().ptr<uint8_t>(r.x, r.y + y);
-      for (int64_t x = 0; x < r.w; ++x) out[x] = in[x] ? 255 : 0;
+    const ScratchStore::Pin in = from->acquire(tx, ty);
+    ScratchStore::Pin out = store->acquire(tx, ty, true);
+    const Rect r = grid.tile_full_rect(tx, ty);
+    for (int64_t y = r.y; y < r.y1(); ++y) {
+      const uint32_t* l = in.image().row<uint32_t>(y);
+      uint8_t* m = out.image().row<uint8_t>(y);
+      for (int64_t x = 0; x < r.w; ++x) m[x] = l[x] ? 255 : 0;
     }
-    pin.mark_dirty();
+    out.mark_dirty();
   });
   labels.reset();
   ctx.memory += labels_share;

@@ -266,5 +266,28 @@ TEST(ObjectsCli, MaskIsTheKeptObjects) {
     }
 }
 
+// --mask out of core: under a budget of an eighth of the labels' 32 MB (and
+// half the mask's 8 MB) the labels' store spills, and the mask is exact.
+TEST(ObjectsCli, MaskOutOfCore) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
+  test::TempDir tmp;
+  const Image m = nuclei_mask(4096, 2048, 8);
+  test::write_tiff(tmp.file("m.tif"), m.view(), {});
+  const auto r = test::run_cli({"objects", tmp.file("m.tif"), tmp.file("k.tif"), "--min-area", "60", "--mask", "--tile",
+                                "64", "--memory", "4M", "--report", tmp.file("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ObjectsParams p;
+  p.min_area = 60;
+  ObjectsStats st;
+  const Image labels = run_objects(m, p, 256, size_t{1} << 30, &st);
+  ASSERT_GT(st.kept, 100u);
+  Image want(PixelFormat{SampleType::kU8, 1}, labels.rect());
+  const Rect& lr = labels.rect();
+  for (int64_t y = lr.y; y < lr.y1(); ++y)
+    for (int64_t x = lr.x; x < lr.x1(); ++x) *want.ptr<uint8_t>(x, y) = *labels.ptr<uint32_t>(x, y) ? 255 : 0;
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("k.tif"), 0).view(), want.view()), "");
+  EXPECT_GT(test::read_json(tmp.file("r.json")).value("objects_tiles_spilled", 0), 0);
+}
+
 }  // namespace
 }  // namespace tw

@@ -234,6 +234,15 @@ TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
   EXPECT_FALSE(test::path_exists(tmp.file("x.tif")));
 }
 
+// What --mask writes for these labels: 255 where they are not 0.
+Image mask_of(const Image& labels) {
+  Image m(PixelFormat{SampleType::kU8, 1}, labels.rect());
+  const Rect& r = labels.rect();
+  for (int64_t y = r.y; y < r.y1(); ++y)
+    for (int64_t x = r.x; x < r.x1(); ++x) *m.ptr<uint8_t>(x, y) = *labels.ptr<uint32_t>(x, y) ? 255 : 0;
+  return m;
+}
+
 // --mask: the kept objects as a u8 mask, 255 on them, from a mask (labelled
 // and filtered in one labelling) and from labels, with holes filled, on tiles
 // smaller than the objects.
@@ -256,12 +265,8 @@ TEST(ObjectsCli, MaskIsTheKeptObjects) {
       p.min_area = 60;
       p.fill_holes = holes;
       ObjectsStats st;
-      const Image labels = run_objects(m, p, 256, size_t{1} << 30, &st);
+      const Image want = mask_of(run_objects(m, p, 256, size_t{1} << 30, &st));
       ASSERT_GT(st.kept, 0u);
-      Image want(PixelFormat{SampleType::kU8, 1}, labels.rect());
-      const Rect& lr = labels.rect();
-      for (int64_t y = lr.y; y < lr.y1(); ++y)
-        for (int64_t x = lr.x; x < lr.x1(); ++x) *want.ptr<uint8_t>(x, y) = *labels.ptr<uint32_t>(x, y) ? 255 : 0;
       EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("k.tif"), 0).view(), want.view()), "");
     }
 }
@@ -279,12 +284,8 @@ TEST(ObjectsCli, MaskOutOfCore) {
   ObjectsParams p;
   p.min_area = 60;
   ObjectsStats st;
-  const Image labels = run_objects(m, p, 256, size_t{1} << 30, &st);
+  const Image want = mask_of(run_objects(m, p, 256, size_t{1} << 30, &st));
   ASSERT_GT(st.kept, 100u);
-  Image want(PixelFormat{SampleType::kU8, 1}, labels.rect());
-  const Rect& lr = labels.rect();
-  for (int64_t y = lr.y; y < lr.y1(); ++y)
-    for (int64_t x = lr.x; x < lr.x1(); ++x) *want.ptr<uint8_t>(x, y) = *labels.ptr<uint32_t>(x, y) ? 255 : 0;
   EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("k.tif"), 0).view(), want.view()), "");
   EXPECT_GT(test::read_json(tmp.file("r.json")).value("objects_tiles_spilled", 0), 0);
 }

@@ -35,6 +35,12 @@ struct ExecContext {
   // instead of bringing it down to the host (the next steps would send it
   // straight back up). Never for the output, a kept result or a stored one.
   bool result_to_device = false;
+  // Set by the pipeline executor for a whole-image step whose inputs are all
+  // results the run holds (barrier results, not files or streamed chains):
+  // the step's result may read them when it is read (OpResult::reads_inputs),
+  // and the executor then keeps them, with their share of the budget, as long
+  // as that result.
+  bool inputs_held = false;
 
   // Takes `bytes` off the budget for a part of the job that holds them to
   // its end (a reader's decode buffers, a cache); returns what it took.

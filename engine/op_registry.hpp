@@ -44,6 +44,9 @@ struct OpResult {
   std::vector<std::string> messages;                 // lines for the user ("Otsu threshold: 103")
   std::string description;                           // for the output file ("Tilewave filter gaussian")
   std::string summary;                               // how it went, for the "wrote ..." line
+  // The image reads the inputs when it is read (a view of them): only where
+  // ExecContext::inputs_held allowed it.
+  bool reads_inputs = false;
 };
 
 struct OpDef {

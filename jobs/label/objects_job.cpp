@@ -168,27 +168,44 @@ class ObjectFilter {
     filter_ = filter_of(p_, in_->info());
   }
 
+  // The store of the new labels; null where they are a view of the input
+  // (take_map() then gives the table of the new numbers).
   std::shared_ptr<ScratchStore> run() {
     const bool copy = !p_.fill_holes;
     if (copy) {
       // u32 labels, nothing to fill: the scan copies them into the store,
-      // which gets what the tables leave of the budget.
+      // which gets what the tables leave of the budget; or, for a view,
+      // reads them without keeping them.
       TW_ASSERT(in_->info().fmt.type == SampleType::kU32);
-      store_ = make_store(M_ - M_ / 8 - M_ / 16 - M_ / 16);
+      if (!p_.view_of_input) store_ = make_store(copy_store_cache());
     } else {
       load();
       fill_holes();
     }
     objects_ = std::make_unique<PagedArray<Object>>(uint64_t{1} << 32, M_ / 8, ctx_.scratch_path());
-    scan(copy);
+    scan(copy && store_ != nullptr);
     merge();
+    if (!store_) {
+      // The table of new numbers by old label: one u32 per value up to the
+      // largest (a watershed's labels are its markers' numbers, 1..N); where
+      // that is more than an eighth of the budget, a store after all, filled
+      // from the input as the renumbering rewrites it.
+      if ((static_cast<size_t>(max_label_) + 1) * 4 <= M_ / 8)
+        map_.assign(static_cast<size_t>(max_label_) + 1, 0u);
+      else
+        store_ = make_store(copy_store_cache()), refill_ = true;
+    }
     renumber();
-    st_.tiles_spilled = store_->stats().spills;
+    st_.tiles_spilled = store_ ? store_->stats().spills : 0;
     st_.table_pages_spilled = objects_->spills() + records_->spills();
     return store_;
   }
 
+  std::vector<uint32_t> take_map() { return std::move(map_); }
+
  private:
+  size_t copy_store_cache() const { return M_ - M_ / 8 - M_ / 16 - M_ / 16; }
+
   void set_tile(int64_t t) {
     T_ = t;
     grid_ = TileGrid{W_, H_, T_, T_};
@@ -315,19 +332,34 @@ class ObjectFilter {
     records_ = std::make_unique<PagedArray<TileObject>>(static_cast<uint64_t>(W_) * static_cast<uint64_t>(H_), M_ / 16,
                                                         ctx_.scratch_path());
     std::atomic<uint64_t> next{0};
+    std::atomic<uint32_t> max_label{0};
     for_tiles([&](int64_t tx, int64_t ty, const Rect& r) {
       thread_local LabelIndex index;
       thread_local std::vector<TileObject> objs;
-      ScratchStore::Pin pin = store_->acquire(tx, ty, copy);
-      if (copy) {
-        in_->read(0, pin.image().view().sub(r));
-        pin.mark_dirty();
+      thread_local Image buf;  // the input's tile, for a view (no store)
+      ScratchStore::Pin pin;
+      ImageView tile;
+      if (store_) {
+        pin = store_->acquire(tx, ty, copy);
+        tile = pin.image().view();
+        if (copy) {
+          in_->read(0, tile.sub(r));
+          pin.mark_dirty();
+        }
+      } else {
+        const PixelFormat f{SampleType::kU32, 1};
+        if (buf.can_hold(f, r))
+          buf.reshape(f, r);
+        else
+          buf = Image(f, r);
+        tile = buf.view();
+        in_->read(0, tile);
       }
       index.reset();
       objs.clear();
       const bool top = r.y == 0, bottom = r.y1() == H_, left = r.x == 0, right = r.x1() == W_;
       for (int64_t y = 0; y < r.h; ++y) {
-        const uint32_t* row = pin.image().ptr<uint32_t>(r.x, r.y + y);
+        const uint32_t* row = tile.ptr<uint32_t>(r.x, r.y + y);
         const bool edge_row = (top && y == 0) || (bottom && y == r.h - 1);
         for (int64_t x = next_nonzero(row, 0, r.w); x < r.w; x = next_nonzero(row, x, r.w)) {
           const uint32_t v = row[x];
@@ -342,11 +374,16 @@ class ObjectFilter {
           if (edge_row || (left && x0 == 0) || (right && x == r.w)) o.first |= kOnBorder;
         }
       }
+      uint32_t top_label = 0;
+      for (const TileObject& o : objs) top_label = std::max(top_label, o.label);
+      for (uint32_t m = max_label.load(); top_label > m && !max_label.compare_exchange_weak(m, top_label);) {
+      }
       TileSpan& sp = spans_[static_cast<size_t>(ty * cols_ + tx)];
       sp.count = static_cast<uint32_t>(objs.size());
       sp.offset = next.fetch_add(objs.size());
       if (!objs.empty()) records_->write(sp.offset, objs.data(), objs.size());
     });
+    max_label_ = max_label.load();
   }
 
   // The objects' areas, first pixels and border contact, summed over their
@@ -433,6 +470,14 @@ class ObjectFilter {
         for (size_t i = 0; i < objs[cs].size(); ++i)
           if (!num[cs][i]) num[cs][i] = objects_->cref(objs[cs][i].label).number;
       }
+      if (!store_) {
+        // A view: the new numbers go into the table, the tiles stay as they are.
+        for (int64_t c = 0; c < cols_; ++c) {
+          const size_t cs = static_cast<size_t>(c);
+          for (size_t i = 0; i < objs[cs].size(); ++i) map_[objs[cs][i].label] = num[cs][i];
+        }
+        continue;
+      }
       tbb::parallel_for(int64_t{0}, cols_, [&](int64_t c) {
         const size_t cs = static_cast<size_t>(c);
         if (objs[cs].empty()) return;
@@ -442,7 +487,8 @@ class ObjectFilter {
         for (size_t i = 0; i < objs[cs].size(); ++i)
           index.get_or_add(objs[cs][i].label, static_cast<uint32_t>(i), added);
         const Rect r = grid_.tile_rect(c, ty);
-        ScratchStore::Pin pin = store_->acquire(c, ty);
+        ScratchStore::Pin pin = store_->acquire(c, ty, refill_);
+        if (refill_) in_->read(0, pin.image().view().sub(r));
         uint32_t last = 0, last_n = 0;
         for (int64_t y = r.y; y < r.y1(); ++y) {
           uint32_t* row = pin.image().ptr<uint32_t>(r.x, y);
@@ -470,6 +516,44 @@ class ObjectFilter {
   std::unique_ptr<PagedArray<Object>> objects_;
   std::unique_ptr<PagedArray<TileObject>> records_;
   std::vector<TileSpan> spans_;
+  uint32_t max_label_ = 0;     // the largest input label (after the scan)
+  std::vector<uint32_t> map_;  // for a view: the new number of each input label (0: removed)
+  bool refill_ = false;        // a view's table would not fit: the rewrite reads the input into the store
+};
+
+// Kept objects as a view of u32 labels: each read reads the labels and
+// renumbers them through the table (labels beyond it read as 0, as do
+// removed objects). What a pipeline's final `objects` on a watershed's
+// result gives: no second image of u32 labels (256 MB for 8192²), and the
+// watershed's own result holds only the mask's pixels.
+class RenumberedLabels final : public TileSource {
+ public:
+  RenumberedLabels(SourceP labels, std::vector<uint32_t> map) : labels_(std::move(labels)), map_(std::move(map)) {
+    info_ = labels_->info();
+    info_.levels.resize(1);
+    info_.path = "objects";
+    info_.format = "computed";
+  }
+
+ protected:
+  void read_inside(int, const ImageView& dst) const override {
+    labels_->read(0, dst);
+    const size_t n = map_.size();
+    for (int64_t y = dst.rect.y; y < dst.rect.y1(); ++y) {
+      uint32_t* row = dst.row<uint32_t>(y);
+      uint32_t last = 0, last_n = 0;
+      for (int64_t x = 0; x < dst.rect.w; ++x) {
+        const uint32_t v = row[x];
+        if (!v) continue;
+        if (v != last) last = v, last_n = v < n ? map_[v] : 0;
+        row[x] = last_n;
+      }
+    }
+  }
+
+ private:
+  SourceP labels_;
+  std::vector<uint32_t> map_;
 };
 
 // --mask: the kept objects as a u8 mask, 255 on them, in a store of a
@@ -509,13 +593,14 @@ SourceP objects_mask(SourceP labels, size_t labels_share, ExecContext& ctx) {
 }  // namespace
 
 std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSource> labels, const ObjectsParams& p,
-                                                 ExecContext& ctx, ObjectsStats* stats) {
+                                                 ExecContext& ctx, ObjectsStats* stats, bool* is_view) {
   const PixelFormat f = labels->info().fmt;
   if (f.channels != 1 || (f.type != SampleType::kU32 && f.type != SampleType::kU8 && f.type != SampleType::kU16))
     throw InputError(labels->info().path + " is " + f.str() +
                      "; objects needs u32 labels or a one-channel 8/16-bit mask");
   const auto t0 = Clock::now();
   ObjectsStats st;
+  if (is_view) *is_view = false;
   if (f.type != SampleType::kU32 && !p.fill_holes) {
     // A mask's objects are its connected components: labelled and filtered
     // in one labelling, whose store is the result.
@@ -530,11 +615,20 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
     return out;
   }
   std::shared_ptr<ScratchStore> store;
+  std::vector<uint32_t> map;
   {
     ObjectFilter job(labels, p, ctx, st);
     store = job.run();
+    if (!store) map = job.take_map();
   }
   release_free_heap();
+  if (!store) {
+    ctx.take_memory(map.size() * 4);
+    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (stats) *stats = st;
+    if (is_view) *is_view = true;
+    return std::make_shared<RenumberedLabels>(std::move(labels), std::move(map));
+  }
   keep_result_cached(*store, ctx);
   st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   if (stats) *stats = st;
@@ -590,10 +684,13 @@ void register_objects(OpRegistry& r) {
     op.exclude_border = p.flag("exclude-border");
     op.fill_holes = p.flag("fill-holes");
     op.connectivity = p.choice("connectivity") == "4" ? 4 : 8;
+    // In a pipeline, the kept objects of a result the run holds are a view
+    // of it (not with --mask: that reads a store of labels).
+    op.view_of_input = ctx.inputs_held && !p.flag("mask");
     ObjectsStats st;
     OpResult res;
     const size_t before = ctx.memory;
-    res.image = filter_objects(in[0], op, ctx, &st);
+    res.image = filter_objects(in[0], op, ctx, &st, &res.reads_inputs);
     if (p.flag("mask")) res.image = objects_mask(std::move(res.image), before - ctx.memory, ctx);
     res.description = "Tilewave objects";
     char what[240];
@@ -609,7 +706,8 @@ void register_objects(OpRegistry& r) {
                   {"holes_filled", st.holes_filled},
                   {"objects_tiles_spilled", st.tiles_spilled},
                   {"objects_table_pages_spilled", st.table_pages_spilled},
-                  {"objects_seconds", st.seconds}};
+                  {"objects_seconds", st.seconds},
+                  {"objects_view", res.reads_inputs}};
     if (st.labelling.tiles) {
       const LabelStats& l = st.labelling;
       res.values["label_tile"] = l.tile;

@@ -24,6 +24,10 @@ struct ObjectsParams {
   bool exclude_border = false;                                // remove objects with a pixel on the image's border
   bool fill_holes = false;                                    // fill each object's holes first
   int connectivity = 8;                                       // of a binary input's objects; holes take the other one
+  // u32 labels that stay readable and unchanged as long as the result lives
+  // (a pipeline's stored result): the result may be a view of them through a
+  // renumbering table, not a copy (filter_objects says when).
+  bool view_of_input = false;
 };
 
 struct ObjectsStats {
@@ -38,9 +42,13 @@ struct ObjectsStats {
 
 // labels: u32 labels, or a u8/u16 mask (labelled first with
 // p.connectivity). The result is u32 with the input's mpp, held in a tile
-// store whose cache (a quarter of ctx.memory) is taken from ctx.
+// store whose cache (a quarter of ctx.memory) is taken from ctx; with
+// p.view_of_input, u32 labels without --fill-holes whose largest value's
+// table fits an eighth of the budget come out as a view of `labels` read
+// through a table of the new numbers (taken from ctx), and *is_view is set.
 std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSource> labels, const ObjectsParams& p,
-                                                 ExecContext& ctx, ObjectsStats* stats = nullptr);
+                                                 ExecContext& ctx, ObjectsStats* stats = nullptr,
+                                                 bool* is_view = nullptr);
 
 // The `objects` op's registry entry (jobs/label/label_ops.cpp).
 void register_objects(OpRegistry& r);

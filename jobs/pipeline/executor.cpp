@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -177,11 +178,30 @@ bool read_by_streamed_steps_only(const PipelinePlan& plan, int i, const std::vec
   return read;
 }
 
-// ctx.result_to_device for one step's run (off again however it ends).
+// Whether every input of step i is a result the run holds: a barrier's
+// (stored, or a whole-image op's), not an input file or a streamed chain,
+// which would be decoded or computed again at every read of a view.
+bool inputs_are_held_results(const PipelinePlan& plan, int i) {
+  const int first = static_cast<int>(plan.input_names.size());
+  const PlannedStep& ps = plan.steps[static_cast<size_t>(i)];
+  if (ps.reads.empty()) return false;
+  for (int s : ps.reads)
+    if (s < first || !plan.steps[static_cast<size_t>(s - first)].barrier) return false;
+  return true;
+}
+
+// ctx.result_to_device and ctx.inputs_held for one step's run (off again
+// however it ends).
 class ResultPlace {
  public:
-  ResultPlace(ExecContext& ctx, bool on_device) : ctx_(ctx) { ctx_.result_to_device = on_device; }
-  ~ResultPlace() { ctx_.result_to_device = false; }
+  ResultPlace(ExecContext& ctx, bool on_device, bool inputs_held) : ctx_(ctx) {
+    ctx_.result_to_device = on_device;
+    ctx_.inputs_held = inputs_held;
+  }
+  ~ResultPlace() {
+    ctx_.result_to_device = false;
+    ctx_.inputs_held = false;
+  }
   ResultPlace(const ResultPlace&) = delete;
   ResultPlace& operator=(const ResultPlace&) = delete;
 
@@ -232,8 +252,18 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
       ctx.take_memory(reserve_decode_memory(*run.inputs[k], ctx.memory, ctx.thread_count()));
   }
   const int n = static_cast<int>(plan.steps.size());
-  const std::vector<int> live = last_use(plan, keep_slots);
+  std::vector<int> live = last_use(plan, keep_slots);
   std::vector<size_t> taken(static_cast<size_t>(n), 0);
+  // Per step whose result is a view of its inputs: the slots it reads.
+  std::vector<std::vector<int>> held(static_cast<size_t>(n));
+  const std::function<void(int, int)> keep_alive = [&](int step, int until) {
+    for (int s : held[static_cast<size_t>(step)]) {
+      const int k = s - static_cast<int>(inputs.size());
+      int& l = live[static_cast<size_t>(k)];
+      l = std::max(l, until);
+      keep_alive(k, until);
+    }
+  };
   for (int i = 0; i < n; ++i) {
     const size_t memory_before = ctx.memory;
     const PlannedStep& ps = plan.steps[static_cast<size_t>(i)];
@@ -247,6 +277,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
     const auto t0 = Clock::now();
     OpResult res;
     const TraceSpan span("pipeline-step", i + 1);
+    const bool inputs_held = ps.barrier && !ps.stores_input && inputs_are_held_results(plan, i);
     try {
       BarrierTicker ticker(progress_steps && ps.barrier,
                            "step " + std::to_string(i + 1) + "/" + std::to_string(n) + " " + step_words(st));
@@ -258,10 +289,14 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
             b.stored_input = true;
           }
       const ResultPlace place(
-          ctx, ctx.backend.is_cuda() && ps.barrier && !ps.shared && read_by_streamed_steps_only(plan, i, keep_slots));
+          ctx, ctx.backend.is_cuda() && ps.barrier && !ps.shared && read_by_streamed_steps_only(plan, i, keep_slots),
+          inputs_held);
       res = st.op->run(optional_input_slots(*st.op, st.params, in, SourceP()), st.params, ctx);
       carry_resolution(res, in);
-      if (ps.shared) res.image = store_input(res.image, ctx, "result of " + st.op->name);
+      if (ps.shared) {
+        res.image = store_input(res.image, ctx, "result of " + st.op->name);
+        res.reads_inputs = false;  // a copy now
+      }
     } catch (const ParamError& e) {
       throw ParamError(st.where(e.what()));
     } catch (const InputError& e) {
@@ -279,6 +314,13 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
     run.slots.push_back(res.image ? std::make_shared<MeteredSource>(res.image, meter) : nullptr);
     run.results.push_back(std::move(res));
     taken[static_cast<size_t>(i)] = memory_before - ctx.memory;
+    // A view of its inputs keeps them: they, and their share of the budget,
+    // live as long as it does (and what they in turn read).
+    if (run.results.back().reads_inputs) {
+      if (!inputs_held) throw InternalError(st.where("the result reads inputs the run does not hold"));
+      held[static_cast<size_t>(i)] = ps.reads;
+      keep_alive(i, live[static_cast<size_t>(i)]);
+    }
     // A barrier's transient buffers (tiles in flight, reduction cells, a
     // store's mask) were freed between long-lived allocations of many
     // threads: hand glibc's free pages back before the next step takes its

@@ -1,5 +1,6 @@
 // Registration of `tilewave watershed IMAGE MARKERS OUTPUT [--mask MASK]`
 // (jobs/watershed/watershed_job.hpp runs it out of core).
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/op_registry.hpp"
@@ -93,9 +94,12 @@ void register_watershed(OpRegistry& r) {
     if (!p.flag("gpu-flood")) job.backend = Backend{};
     const WatershedResult res = watershed(*in[0], *markers, mask, job);
     // The costs are read once, in order, by the writer, which gets most of
-    // the budget.
-    res.costs->set_budget(ctx.memory / 4);
-    ctx.take_memory(ctx.memory / 4);
+    // the budget: they keep what they hold (the mask's pixels, ~6-9 bytes
+    // each), up to a quarter of it. A view of them (`objects` in a
+    // pipeline) keeps them, and their share, to the end.
+    const size_t keep = std::min(res.costs->stats().bytes, ctx.memory / 4);
+    res.costs->set_budget(keep);
+    ctx.take_memory(keep);
     OpResult out;
     out.image = res.labels;
     out.description = "Tilewave watershed labels";

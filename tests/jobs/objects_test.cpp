@@ -14,14 +14,19 @@
 namespace tw {
 namespace {
 
-Image run_objects(const Image& in, const ObjectsParams& p, int64_t tile, size_t memory, ObjectsStats* st,
-                  double mpp = 0) {
+// A copy of in as a source.
+std::shared_ptr<const TileSource> source_of(const Image& in, double mpp = 0) {
   Image c(in.fmt(), in.rect());
   copy_overlap(in.view(), c.view());
+  return std::make_shared<MemorySource>(std::move(c), mpp);
+}
+
+Image run_objects(const Image& in, const ObjectsParams& p, int64_t tile, size_t memory, ObjectsStats* st,
+                  double mpp = 0) {
   ExecContext ctx;
   ctx.tile = tile;
   ctx.memory = memory;
-  const auto out = filter_objects(std::make_shared<MemorySource>(std::move(c), mpp), p, ctx, st);
+  const auto out = filter_objects(source_of(in, mpp), p, ctx, st);
   return out->read(0, in.rect());
 }
 
@@ -232,6 +237,97 @@ TEST(ObjectsCli, LabelThenObjectsAndBadInput) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--max-area 5 is below --min-area 10: nothing could be kept"), std::string::npos) << bad.err;
   EXPECT_FALSE(test::path_exists(tmp.file("x.tif")));
+}
+
+// With view_of_input (a pipeline's held result), the kept objects are a
+// view of the labels through a table of new numbers where the table fits an
+// eighth of the budget, else a store filled as it is rewritten: both equal
+// the store the filter makes otherwise. Labels of a mask (small values) take
+// the view, whatever the tiles, down to a budget whose table does not fit;
+// labels up to 4.2e9 never do.
+TEST(Objects, ViewOfHeldLabelsEqualsTheStore) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
+  const Image m = nuclei_mask(301, 263, 9);
+  ExecContext lctx;
+  const auto labelled = label_components(source_of(m), 8, lctx);
+  Image labels = labelled->read(0, m.rect());
+  Image scattered(PixelFormat{SampleType::kU32, 1}, Rect(0, 0, 150, 97));
+  for (int64_t y = 0; y < 97; ++y)
+    for (int64_t x = 0; x < 150; ++x) {
+      const uint64_t k = ((x / 5) * 7919 + (y / 5) * 104729) % 50;
+      *scattered.ptr<uint32_t>(x, y) = k < 10 ? 0 : static_cast<uint32_t>(k * 85000000u);
+    }
+  uint32_t top = 0;
+  for (int64_t y = 0; y < m.rect().h; ++y)
+    for (int64_t x = 0; x < m.rect().w; ++x) top = std::max(top, *labels.ptr<uint32_t>(x, y));
+  ASSERT_GT(top, 20u);
+  struct Case {
+    const Image* in;
+    size_t memory;
+    bool view;
+  };
+  // (top + 1) * 4 bytes against memory / 8: 1G and 64K fit, top * 16 does not.
+  const Case cases[] = {{&labels, size_t{1} << 30, true},
+                        {&labels, size_t{64} << 10, true},
+                        {&labels, static_cast<size_t>(top) * 16, false},
+                        {&scattered, size_t{1} << 30, false}};
+  for (const Case& c : cases)
+    for (int64_t tile : {16, 64}) {
+      SCOPED_TRACE("memory " + std::to_string(c.memory) + ", tile " + std::to_string(tile));
+      ObjectsParams p;
+      p.min_area = 30, p.max_area = 300;
+      ObjectsStats want_st;
+      const Image want = run_objects(*c.in, p, tile, size_t{1} << 30, &want_st);
+      ASSERT_GT(want_st.kept, 3u);
+      p.view_of_input = true;
+      ExecContext ctx;
+      ctx.tile = tile, ctx.memory = c.memory;
+      bool view = !c.view;
+      ObjectsStats st;
+      const auto out = filter_objects(source_of(*c.in), p, ctx, &st, &view);
+      EXPECT_EQ(view, c.view);
+      EXPECT_EQ(st.kept, want_st.kept);
+      EXPECT_EQ(test::diff_images(out->read(0, c.in->rect()).view(), want.view()), "");
+      // A view reads any rectangle, across tiles.
+      const Rect r(7, 11, 100, 60);
+      EXPECT_EQ(test::diff_images(out->read(0, r).view(), want.view().sub(r)), "");
+    }
+}
+
+// In a pipeline, `objects` of a step's labels is a view of them (the report
+// says so), also where they spill out of core (labels 8x the budget), and the output equals
+// `label` then `objects` as two commands; a later step may still read the
+// labels the view reads.
+TEST(ObjectsCli, ViewInAPipeline) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
+  test::TempDir tmp;
+  const Image m = nuclei_mask(4096, 2048, 10);  // u32 labels 32 MB: 8x the 4M budget
+  test::write_tiff(tmp.file("m.tif"), m.view(), {});
+  ASSERT_EQ(test::run_cli({"label", tmp.file("m.tif"), tmp.file("l.tif")}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"objects", tmp.file("l.tif"), tmp.file("o.tif"), "--min-area", "60"}).exit_code, 0);
+  const Image want = test::read_tiff_libtiff(tmp.file("o.tif"), 0);
+  for (const std::string memory : {"1G", "4M"}) {
+    SCOPED_TRACE(memory);
+    ::unlink(tmp.file("p.tif").c_str());
+    const auto r = test::run_cli({"run", tmp.file("m.tif"), tmp.file("p.tif"), "l: label", "objects l --min-area 60",
+                                  "--tile", "64", "--memory", memory, "--report", tmp.file("r.json")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("p.tif"), 0).view(), want.view()), "");
+    const nlohmann::json rep = test::read_json(tmp.file("r.json"));
+    ASSERT_EQ(rep["steps"].size(), 2u) << rep.dump();
+    EXPECT_EQ(rep["steps"][1]["values"]["objects_view"], true) << rep.dump();
+    if (memory == "4M") EXPECT_GT(rep["steps"][0]["values"].value("tiles_spilled", 0), 0) << rep.dump();
+  }
+  // The labels the view reads, read by a later step too (the EDT of all
+  // objects), out of core; the view kept to the end.
+  ASSERT_EQ(test::run_cli({"edt", tmp.file("l.tif"), tmp.file("e.tif")}).exit_code, 0);
+  const auto r = test::run_cli({"run", tmp.file("m.tif"), tmp.file("d.tif"), "l: label", "k: objects l --min-area 60",
+                                "edt l", "--tile", "64", "--memory", "4M", "--keep", "k=" + tmp.file("k.tif")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("k.tif"), 0).view(), want.view()), "");
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("d.tif"), 0).view(),
+                              test::read_tiff_libtiff(tmp.file("e.tif"), 0).view()),
+            "");
 }
 
 // What --mask writes for these labels: 255 where they are not 0.

@@ -113,11 +113,22 @@ class GpuLabelers {
 
 class Labeler {
  public:
-  Labeler(const TileSource& mask, int connectivity, const LabelFilter& filter, ExecContext& ctx, LabelStats& st)
-      : mask_(mask), conn_(connectivity), filter_(filter), filtering_(filter.active()), ctx_(ctx), st_(st) {
+  // mask_out: the result is a u8 mask of the kept components (255), not
+  // their labels; the tiles' labels are not stored between the passes but
+  // computed again for the last one (the CPU's labelling: on CUDA it would
+  // take the GPU's tiles' work to the CPU).
+  Labeler(const TileSource& mask, int connectivity, const LabelFilter& filter, ExecContext& ctx, LabelStats& st,
+          bool mask_out = false)
+      : mask_(mask),
+        conn_(connectivity),
+        filter_(filter),
+        filtering_(filter.active()),
+        mask_out_(mask_out),
+        ctx_(ctx),
+        st_(st) {
     const LevelInfo& l0 = mask.level(0);
     W_ = l0.width, H_ = l0.height;
-    cuda_ = ctx.backend.is_cuda();
+    cuda_ = ctx.backend.is_cuda() && !mask_out_;
     // The local pass runs on every thread on both backends (on CUDA they
     // share a few GPU labelers); each thread holds a tile's buffers.
     threads_ = static_cast<int>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
@@ -184,7 +195,7 @@ class Labeler {
     const size_t labelers = cuda_ ? tile_px * 5 * static_cast<size_t>(std::min(threads_, kGpuLabelers)) : 0;
     const size_t fixed = per_thread * static_cast<size_t>(threads_) + band + labelers;
     const size_t rest = M > fixed + M / 4 ? M - fixed : M / 4;
-    const size_t tile_bytes = tile_px * 4;
+    const size_t tile_bytes = tile_px * (mask_out_ ? 1 : 4);
     const uint64_t tiles = static_cast<uint64_t>(grid_.count());
     // The most a paged table can hold in memory: its records, plus a page
     // either end.
@@ -194,8 +205,8 @@ class Labeler {
     const size_t starts_cache = std::min(rest / 8, need(tiles * static_cast<uint64_t>(T_), 4));
     const size_t store_cache =
         std::max(rest - pieces_cache - edges_cache - starts_cache, tile_bytes * static_cast<size_t>(threads_ + 2));
-    store_ = std::make_shared<ScratchStore>(PixelFormat{SampleType::kU32, 1}, W_, H_, T_, store_cache,
-                                            ctx_.scratch_path(), "labels");
+    store_ = std::make_shared<ScratchStore>(PixelFormat{mask_out_ ? SampleType::kU8 : SampleType::kU32, 1}, W_, H_, T_,
+                                            store_cache, ctx_.scratch_path(), mask_out_ ? "objects mask" : "labels");
     const std::string near = ctx_.scratch_path();
     pieces_ = std::make_unique<PagedArray<Piece>>(tiles * S_, pieces_cache, near);
     edges_ = std::make_unique<PagedArray<uint32_t>>(tiles * S_, edges_cache, near);
@@ -203,74 +214,105 @@ class Labeler {
     meta_.assign(static_cast<size_t>(tiles), TileMeta{});
   }
 
+  // A tile's working vectors (thread-local in each pass).
+  struct TileWork {
+    std::vector<uint8_t> fg, flag;
+    std::vector<uint32_t> first, remap;
+    std::vector<uint64_t> area;
+    label::TileScratch scratch;
+  };
+
+  // Tile t (rect r, its mask pixels read into `in`) labelled on its own:
+  // labels 1..n into out in raster order of first pixels, w.first[k - 1]
+  // each one's first pixel, w.flag[k] 1 on an edge shared with another tile
+  // and 2 on the image's border, w.area[k] with a filter; the interior
+  // components the filter drops are gone and the rest renumbered
+  // (drop_interior; counted in the stats where `count`). The same pixels
+  // give the same labels on the CPU and the GPU, so a mask's last pass
+  // computes them again instead of storing them.
+  uint32_t tile_labels(const Image& in, const Rect& r, uint32_t* out, size_t ostride, GpuLabelers* gpu, TileWork& w,
+                       bool count) {
+    const SampleType type = mask_.info().fmt.type;
+    const int64_t tx = r.x / T_, ty = r.y / T_;
+    w.fg.resize(static_cast<size_t>(r.area()));
+    for (int64_t y = 0; y < r.h; ++y)
+      label::foreground_row(in.row_bytes(r.y + y), type, r.w, w.fg.data() + static_cast<size_t>(y * r.w));
+    uint32_t n;
+    GpuLabelers::Lease l = gpu ? gpu->try_acquire() : GpuLabelers::Lease(nullptr, nullptr);
+    if (l)
+      n = l->label(w.fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, w.first);
+    else
+      n = label::label_tile(w.fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, w.first, w.scratch);
+    auto at = [&](int64_t x, int64_t y) { return out[static_cast<size_t>(y) * ostride + static_cast<size_t>(x)]; };
+    const bool has[4] = {ty > 0, ty + 1 < rows_, tx > 0, tx + 1 < cols_};
+    // Per label: 1 on an edge shared with another tile (a border piece),
+    // 2 on the image's border.
+    std::vector<uint8_t>& flag = w.flag;
+    {
+      flag.assign(static_cast<size_t>(n) + 1, 0);
+      const bool img[4] = {r.y == 0, r.y1() == H_, r.x == 0, r.x1() == W_};
+      uint8_t bits[4];
+      for (int e = 0; e < 4; ++e) bits[e] = static_cast<uint8_t>((has[e] ? 1 : 0) | (img[e] ? 2 : 0));
+      if (bits[kTop])
+        for (int64_t x = 0; x < r.w; ++x) flag[at(x, 0)] |= bits[kTop];
+      if (bits[kBottom])
+        for (int64_t x = 0; x < r.w; ++x) flag[at(x, r.h - 1)] |= bits[kBottom];
+      if (bits[kLeft])
+        for (int64_t y = 0; y < r.h; ++y) flag[at(0, y)] |= bits[kLeft];
+      if (bits[kRight])
+        for (int64_t y = 0; y < r.h; ++y) flag[at(r.w - 1, y)] |= bits[kRight];
+    }
+    if (filtering_) {
+      // Counted by runs: an increment a pixel chains every background
+      // pixel's through the same counter (with it, this pass was 8% of
+      // the CPU of a 2-GP nuclei run's steps on the H200, 5% by runs).
+      w.area.assign(static_cast<size_t>(n) + 1, 0);
+      for (int64_t y = 0; y < r.h; ++y) {
+        const uint32_t* row = out + static_cast<size_t>(y) * ostride;
+        uint32_t cur = row[0];
+        int64_t from = 0;
+        for (int64_t x = 1; x < r.w; ++x)
+          if (row[x] != cur) {
+            w.area[cur] += static_cast<uint64_t>(x - from);
+            cur = row[x], from = x;
+          }
+        w.area[cur] += static_cast<uint64_t>(r.w - from);
+      }
+    }
+    const uint64_t interior = drop_interior(n, w.first, w.area, flag, w.remap, out, ostride, r, count);
+    if (count) interior_found_ += interior;
+    return n;
+  }
+
   // Step 1: every tile labelled on its own.
   void local_pass() {
-    const SampleType type = mask_.info().fmt.type;
     GpuLabelers gpu(cuda_ ? ctx_.backend.device : -1, T_, std::min(threads_, kGpuLabelers));
     tbb::parallel_for(int64_t{0}, grid_.count(), [&](int64_t t) {
       const int64_t tx = t % cols_, ty = t / cols_;
       const Rect r = grid_.tile_rect(tx, ty);
-      thread_local std::vector<uint8_t> fg;
-      thread_local std::vector<uint32_t> first, slot_of, edge, remap;
-      thread_local std::vector<uint64_t> area;
-      thread_local std::vector<uint8_t> flag;
+      thread_local TileWork w;
+      thread_local std::vector<uint32_t> slot_of, edge, own;
       thread_local std::vector<Piece> recs;
-      thread_local label::TileScratch scratch;
-      {
-        // Sized after the read: a read's parallel loops may run another
-        // tile's pass on this thread meanwhile, resizing fg (thread-local).
-        const Image in = mask_.read(0, r);
-        fg.resize(static_cast<size_t>(r.area()));
-        for (int64_t y = 0; y < r.h; ++y)
-          label::foreground_row(in.row_bytes(r.y + y), type, r.w, fg.data() + static_cast<size_t>(y * r.w));
-      }
-      ScratchStore::Pin pin = store_->acquire(tx, ty, true);
-      const Image& img = pin.image();
-      uint32_t* out = img.ptr<uint32_t>(r.x, r.y);
-      const size_t ostride = img.stride() / 4;
-      uint32_t n;
-      if (GpuLabelers::Lease l = gpu.try_acquire()) {
-        n = l->label(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first);
+      // Read first: a read's parallel loops may run another tile's pass on
+      // this thread meanwhile, resizing the thread-local vectors.
+      const Image in = mask_.read(0, r);
+      ScratchStore::Pin pin;
+      uint32_t* out;
+      size_t ostride;
+      if (mask_out_) {
+        own.resize(static_cast<size_t>(r.area()));
+        out = own.data(), ostride = static_cast<size_t>(r.w);
       } else {
-        n = label::label_tile(fg.data(), static_cast<size_t>(r.w), r.w, r.h, conn_, out, ostride, first, scratch);
+        pin = store_->acquire(tx, ty, true);
+        out = pin.image().ptr<uint32_t>(r.x, r.y), ostride = pin.image().stride() / 4;
       }
-      pin.mark_dirty();
+      uint32_t n = tile_labels(in, r, out, ostride, &gpu, w, true);
+      if (!mask_out_) pin.mark_dirty();
       auto at = [&](int64_t x, int64_t y) { return out[static_cast<size_t>(y) * ostride + static_cast<size_t>(x)]; };
       const bool has[4] = {ty > 0, ty + 1 < rows_, tx > 0, tx + 1 < cols_};
-      // Per label: 1 on an edge shared with another tile (a border piece),
-      // 2 on the image's border.
-      {
-        flag.assign(static_cast<size_t>(n) + 1, 0);
-        const bool img[4] = {r.y == 0, r.y1() == H_, r.x == 0, r.x1() == W_};
-        uint8_t bits[4];
-        for (int e = 0; e < 4; ++e) bits[e] = static_cast<uint8_t>((has[e] ? 1 : 0) | (img[e] ? 2 : 0));
-        if (bits[kTop])
-          for (int64_t x = 0; x < r.w; ++x) flag[at(x, 0)] |= bits[kTop];
-        if (bits[kBottom])
-          for (int64_t x = 0; x < r.w; ++x) flag[at(x, r.h - 1)] |= bits[kBottom];
-        if (bits[kLeft])
-          for (int64_t y = 0; y < r.h; ++y) flag[at(0, y)] |= bits[kLeft];
-        if (bits[kRight])
-          for (int64_t y = 0; y < r.h; ++y) flag[at(r.w - 1, y)] |= bits[kRight];
-      }
-      if (filtering_) {
-        // Counted by runs: an increment a pixel chains every background
-        // pixel's through the same counter (with it, this pass was 8% of
-        // the CPU of a 2-GP nuclei run's steps on the H200, 5% by runs).
-        area.assign(static_cast<size_t>(n) + 1, 0);
-        for (int64_t y = 0; y < r.h; ++y) {
-          const uint32_t* row = out + static_cast<size_t>(y) * ostride;
-          uint32_t cur = row[0];
-          int64_t from = 0;
-          for (int64_t x = 1; x < r.w; ++x)
-            if (row[x] != cur) {
-              area[cur] += static_cast<uint64_t>(x - from);
-              cur = row[x], from = x;
-            }
-          area[cur] += static_cast<uint64_t>(r.w - from);
-        }
-      }
-      interior_found_ += drop_interior(n, first, area, flag, remap, out, ostride, r);
+      const std::vector<uint32_t>& first = w.first;
+      const std::vector<uint8_t>& flag = w.flag;
+      const std::vector<uint64_t>& area = w.area;
       // Pieces starting on each row.
       edge.assign(static_cast<size_t>(T_), 0);
       for (uint32_t k = 0; k < n; ++k) ++edge[first[k] / static_cast<uint32_t>(r.w)];
@@ -322,7 +364,7 @@ class Labeler {
   // Returns how many interior components the tile had.
   uint64_t drop_interior(uint32_t& n, std::vector<uint32_t>& first, std::vector<uint64_t>& area,
                          std::vector<uint8_t>& flag, std::vector<uint32_t>& remap, uint32_t* out, size_t ostride,
-                         const Rect& r) {
+                         const Rect& r, bool count) {
     uint64_t interior = 0;
     if (!filtering_) {
       for (uint32_t k = 1; k <= n; ++k) interior += !(flag[k] & 1);
@@ -339,7 +381,7 @@ class Labeler {
         first[m - 1] = first[k - 1], area[m] = area[k], flag[m] = flag[k];
       } else {
         remap[k] = 0;
-        count_removed(area[k], flag[k] & 2);
+        if (count) count_removed(area[k], flag[k] & 2);
       }
     }
     if (m < n) {
@@ -543,6 +585,7 @@ class Labeler {
     const uint32_t n = meta_[static_cast<size_t>(t)].pieces;
     if (n == 0) return;
     const Rect r = grid_.tile_rect(c, ty);
+    if (mask_out_) return mask_tile(c, ty, r, n, recs[cs], fin[cs]);
     ScratchStore::Pin pin = store_->acquire(c, ty);
     const Image& img = pin.image();
     thread_local std::vector<uint32_t> map;
@@ -575,10 +618,36 @@ class Labeler {
     pin.mark_dirty();
   }
 
+  // The mask's last pass: tile (c, ty)'s labels computed again (as the
+  // local pass left them), 255 where their component is kept: every label
+  // drop_interior left inside the tile, and a border piece where its
+  // component has a number.
+  void mask_tile(int64_t c, int64_t ty, const Rect& r, uint32_t n, const std::vector<Piece>& rc,
+                 const std::vector<uint32_t>& fin) {
+    const Image in = mask_.read(0, r);
+    thread_local TileWork w;
+    thread_local std::vector<uint32_t> lab;
+    thread_local std::vector<uint8_t> keep;
+    lab.resize(static_cast<size_t>(r.area()));
+    if (tile_labels(in, r, lab.data(), static_cast<size_t>(r.w), nullptr, w, false) != n)
+      throw InternalError("label: a tile labelled again gave other labels");
+    keep.assign(static_cast<size_t>(n) + 1, 255);
+    keep[0] = 0;
+    for (size_t j = 0; j < rc.size(); ++j) keep[rc[j].label] = fin[j] ? 255 : 0;
+    ScratchStore::Pin pin = store_->acquire(c, ty, true);
+    for (int64_t y = 0; y < r.h; ++y) {
+      uint8_t* d = pin.image().ptr<uint8_t>(r.x, r.y + y);
+      const uint32_t* l = lab.data() + static_cast<size_t>(y * r.w);
+      for (int64_t x = 0; x < r.w; ++x) d[x] = keep[l[x]];
+    }
+    pin.mark_dirty();
+  }
+
   const TileSource& mask_;
   int conn_;
   LabelFilter filter_;
   bool filtering_ = false;
+  bool mask_out_ = false;
   std::atomic<uint64_t> interior_found_{0}, removed_[3] = {};  // small, large, border
   uint64_t border_found_ = 0;
   ExecContext& ctx_;
@@ -596,8 +665,10 @@ class Labeler {
 
 }  // namespace
 
-std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connectivity, ExecContext& ctx,
-                                             LabelStats* stats, const LabelFilter& filter) {
+namespace {
+
+std::shared_ptr<ScratchStore> run_labeler(const TileSource& mask, int connectivity, ExecContext& ctx, LabelStats* stats,
+                                          const LabelFilter& filter, bool mask_out) {
   if (connectivity != 4 && connectivity != 8)
     throw InputError("connectivity must be 4 or 8, not " + std::to_string(connectivity));
   if (mask.info().fmt.channels != 1)
@@ -607,7 +678,7 @@ std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connect
   LabelStats st;
   std::shared_ptr<ScratchStore> store;
   {
-    Labeler job(mask, connectivity, filter, ctx, st);
+    Labeler job(mask, connectivity, filter, ctx, st, mask_out);
     store = job.run();
   }
   // The tables are gone.
@@ -615,6 +686,18 @@ std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connect
   st.seconds = since(t0);
   if (stats) *stats = st;
   return store;
+}
+
+}  // namespace
+
+std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connectivity, ExecContext& ctx,
+                                             LabelStats* stats, const LabelFilter& filter) {
+  return run_labeler(mask, connectivity, ctx, stats, filter, false);
+}
+
+std::shared_ptr<ScratchStore> kept_components_mask(const TileSource& mask, int connectivity, ExecContext& ctx,
+                                                   LabelStats* stats, const LabelFilter& filter) {
+  return run_labeler(mask, connectivity, ctx, stats, filter, true);
 }
 
 namespace {

@@ -96,4 +96,14 @@ std::shared_ptr<const TileSource> labels_result(std::shared_ptr<ScratchStore> st
 std::shared_ptr<ScratchStore> label_to_store(const TileSource& mask, int connectivity, ExecContext& ctx,
                                              LabelStats* stats = nullptr, const LabelFilter& filter = LabelFilter());
 
+// The components the filter keeps as a u8 mask (255 on them, 0 elsewhere)
+// in a tile store (its cache as the job used it, none taken from ctx):
+// label_to_store's passes and numbering (stats alike), without keeping the
+// u32 labels between them: the last pass labels each tile again (on the CPU
+// whatever ctx's backend) and writes the mask. For `objects --mask` of a
+// mask on the CPU: no u32 image of labels to hold or spill (1 GB at 16384²).
+std::shared_ptr<ScratchStore> kept_components_mask(const TileSource& mask, int connectivity, ExecContext& ctx,
+                                                   LabelStats* stats = nullptr,
+                                                   const LabelFilter& filter = LabelFilter());
+
 }  // namespace tw

@@ -605,7 +605,16 @@ std::shared_ptr<const TileSource> filter_objects(std::shared_ptr<const TileSourc
     // A mask's objects are its connected components: labelled and filtered
     // in one labelling, whose store is the result.
     LabelStats ls;
-    SourceP out = label_components(labels, p.connectivity, ctx, &ls, filter_of(p, labels->info()));
+    SourceP out;
+    if (p.mask_out) {
+      std::shared_ptr<ScratchStore> mask =
+          kept_components_mask(*labels, p.connectivity, ctx, &ls, filter_of(p, labels->info()));
+      keep_result_cached(*mask, ctx);
+      mask->set_resolution(labels->info().mpp_x, labels->info().mpp_y);
+      out = mask;
+    } else {
+      out = label_components(labels, p.connectivity, ctx, &ls, filter_of(p, labels->info()));
+    }
     st.objects = ls.found, st.kept = ls.components;
     st.removed_small = ls.removed_small, st.removed_large = ls.removed_large, st.removed_border = ls.removed_border;
     st.tiles_spilled = ls.tiles_spilled, st.table_pages_spilled = ls.table_pages_spilled;
@@ -687,11 +696,16 @@ void register_objects(OpRegistry& r) {
     // In a pipeline, the kept objects of a result the run holds are a view
     // of it (not with --mask: that reads a store of labels).
     op.view_of_input = ctx.inputs_held && !p.flag("mask");
+    // A mask's kept objects as a mask straight from the labelling, on the
+    // CPU (on CUDA its tiles are labelled on the GPU; labelling them again
+    // on the CPU would cost more than the u32 store, which fits there).
+    op.mask_out = p.flag("mask") && !ctx.backend.is_cuda();
     ObjectsStats st;
     OpResult res;
     const size_t before = ctx.memory;
     res.image = filter_objects(in[0], op, ctx, &st, &res.reads_inputs);
-    if (p.flag("mask")) res.image = objects_mask(std::move(res.image), before - ctx.memory, ctx);
+    if (p.flag("mask") && res.image->info().fmt.type != SampleType::kU8)
+      res.image = objects_mask(std::move(res.image), before - ctx.memory, ctx);
     res.description = "Tilewave objects";
     char what[240];
     std::snprintf(what, sizeof what, "%llu of %llu objects kept in %.2f s", static_cast<unsigned long long>(st.kept),

@@ -28,6 +28,10 @@ struct ObjectsParams {
   // (a pipeline's stored result): the result may be a view of them through a
   // renumbering table, not a copy (filter_objects says when).
   bool view_of_input = false;
+  // For a u8/u16 mask without fill_holes: the result is the kept objects
+  // as a u8 mask (255), made without a u32 image of labels
+  // (kept_components_mask). Ignored otherwise.
+  bool mask_out = false;
 };
 
 struct ObjectsStats {

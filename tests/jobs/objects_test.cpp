@@ -51,6 +51,15 @@ Image nuclei_mask(int64_t w, int64_t h, int seed) {
   return test::load_npy(tmp.file("n.npy"));
 }
 
+// What --mask writes for these labels: 255 where they are not 0.
+Image mask_of(const Image& labels) {
+  Image m(PixelFormat{SampleType::kU8, 1}, labels.rect());
+  const Rect& r = labels.rect();
+  for (int64_t y = r.y; y < r.y1(); ++y)
+    for (int64_t x = r.x; x < r.x1(); ++x) *m.ptr<uint8_t>(x, y) = *labels.ptr<uint32_t>(x, y) ? 255 : 0;
+  return m;
+}
+
 TEST(Objects, MaskAgainstScikitImage) {
   if (!test::python_has("skimage.segmentation")) GTEST_SKIP() << "scikit-image missing";
   const Image m = nuclei_mask(333, 271, 4);
@@ -330,13 +339,40 @@ TEST(ObjectsCli, ViewInAPipeline) {
             "");
 }
 
-// What --mask writes for these labels: 255 where they are not 0.
-Image mask_of(const Image& labels) {
-  Image m(PixelFormat{SampleType::kU8, 1}, labels.rect());
-  const Rect& r = labels.rect();
-  for (int64_t y = r.y; y < r.y1(); ++y)
-    for (int64_t x = r.x; x < r.x1(); ++x) *m.ptr<uint8_t>(x, y) = *labels.ptr<uint32_t>(x, y) ? 255 : 0;
-  return m;
+// mask_out (`objects --mask` of a mask on the CPU): the labelling keeps no
+// u32 labels and labels each tile again for the mask; the same stats, and
+// the mask of what the labels path keeps, for both connectivities, every
+// filter, tiles smaller than the objects and budgets whose mask spills.
+TEST(Objects, MaskOutIsTheMaskOfTheKeptLabels) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
+  const Image m = nuclei_mask(317, 229, 11);
+  struct Case {
+    double mn, mx;
+    bool border;
+  };
+  const Case cases[] = {{0, INFINITY, false}, {40, INFINITY, false}, {20, 150, true}};
+  for (int conn : {4, 8})
+    for (const Case& c : cases)
+      for (int64_t tile : {16, 64})
+        for (size_t memory : {size_t{1} << 30, size_t{256} << 10}) {
+          SCOPED_TRACE("conn " + std::to_string(conn) + ", min " + std::to_string(c.mn) + ", tile " +
+                       std::to_string(tile) + ", memory " + std::to_string(memory));
+          ObjectsParams p;
+          p.connectivity = conn, p.min_area = c.mn, p.max_area = c.mx, p.exclude_border = c.border;
+          ObjectsStats want_st;
+          const Image want = mask_of(run_objects(m, p, tile, size_t{1} << 30, &want_st));
+          p.mask_out = true;
+          ObjectsStats st;
+          const Image got = run_objects(m, p, tile, memory, &st);
+          ASSERT_EQ(got.fmt(), (PixelFormat{SampleType::kU8, 1}));
+          EXPECT_EQ(test::diff_images(got.view(), want.view()), "");
+          EXPECT_EQ(st.objects, want_st.objects);
+          EXPECT_EQ(st.kept, want_st.kept);
+          EXPECT_EQ(st.removed_small, want_st.removed_small);
+          EXPECT_EQ(st.removed_large, want_st.removed_large);
+          EXPECT_EQ(st.removed_border, want_st.removed_border);
+          if (memory < (size_t{1} << 20) && tile == 16) EXPECT_GT(st.tiles_spilled, 0u);
+        }
 }
 
 // --mask: the kept objects as a u8 mask, 255 on them, from a mask (labelled

@@ -629,8 +629,11 @@ class Labeler {
     thread_local std::vector<uint32_t> lab;
     thread_local std::vector<uint8_t> keep;
     lab.resize(static_cast<size_t>(r.area()));
+    // Only an input that changed between the passes (a file rewritten
+    // meanwhile) labels differently.
     if (tile_labels(in, r, lab.data(), static_cast<size_t>(r.w), nullptr, w, false) != n)
-      throw InternalError("label: a tile labelled again gave other labels");
+      throw InputError(mask_.info().path + " changed while it was read: the tile at " + std::to_string(r.x) + "," +
+                       std::to_string(r.y) + " has other objects the second time");
     keep.assign(static_cast<size_t>(n) + 1, 255);
     keep[0] = 0;
     for (size_t j = 0; j < rc.size(); ++j) keep[rc[j].label] = fin[j] ? 255 : 0;

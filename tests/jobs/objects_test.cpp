@@ -4,7 +4,10 @@
 // whose objects are not connected, at several tile sizes and budgets.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstring>
 #include <random>
+#include <string>
 
 #include "engine/memory_source.hpp"
 #include "jobs/label/label_job.hpp"
@@ -373,6 +376,44 @@ TEST(Objects, MaskOutIsTheMaskOfTheKeptLabels) {
           EXPECT_EQ(st.removed_border, want_st.removed_border);
           if (memory < (size_t{1} << 20) && tile == 16) EXPECT_GT(st.tiles_spilled, 0u);
         }
+}
+
+// A mask that reads as itself for its first `reads` reads, then all set: an
+// input rewritten while a job reads it.
+class ChangingMask final : public TileSource {
+ public:
+  ChangingMask(std::shared_ptr<const TileSource> mask, int64_t reads) : mask_(std::move(mask)), left_(reads) {
+    info_ = mask_->info();
+    info_.path = "changing.tif";
+  }
+
+ protected:
+  void read_inside(int, const ImageView& dst) const override {
+    if (left_-- > 0) return mask_->read(0, dst);
+    for (int64_t y = dst.rect.y; y < dst.rect.y1(); ++y) std::memset(dst.row_bytes(y), 255, dst.row_length_bytes());
+  }
+
+ private:
+  std::shared_ptr<const TileSource> mask_;
+  mutable std::atomic<int64_t> left_;
+};
+
+// mask_out reads its input twice; an input that changed in between is
+// refused in the user's terms (naming it and the tile), not taken.
+TEST(Objects, MaskOutRefusesAnInputThatChanged) {
+  if (!test::python_has("scipy.ndimage")) GTEST_SKIP() << "scipy missing (the oracle draws the mask)";
+  const Image m = nuclei_mask(200, 150, 12);
+  ObjectsParams p;
+  p.min_area = 30, p.mask_out = true;
+  ExecContext ctx;
+  ctx.tile = 64;  // 4 x 3 tiles: the first pass reads each once
+  try {
+    filter_objects(std::make_shared<ChangingMask>(source_of(m), 12), p, ctx);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("changing.tif changed while it was read: the tile at "), std::string::npos)
+        << e.what();
+  }
 }
 
 // --mask: the kept objects as a u8 mask, 255 on them, from a mask (labelled

@@ -19,6 +19,7 @@
 #include "engine/error.hpp"
 #include "engine/memory.hpp"
 #include "engine/memory_source.hpp"
+#include "jobs/edt/edt_columns.hpp"
 #include "jobs/edt/edt_support.hpp"
 #include "kernels/edt/edt_row.hpp"
 
@@ -41,11 +42,10 @@ namespace {
 // the cache's share, else in a scratch file, and read from there.
 class RowPassSource final : public TileSource {
  public:
-  static constexpr int64_t kBand = 32;
-  RowPassSource(std::shared_ptr<Spillable> col, int64_t inf, size_t cache_bytes, std::string scratch_near)
+  static constexpr int64_t kBand = kEdtBand;
+  RowPassSource(std::shared_ptr<const ColumnDistances> col, int64_t inf, size_t cache_bytes, std::string scratch_near)
       : col_(std::move(col)), inf_(inf), cache_bytes_(cache_bytes), near_(std::move(scratch_near)) {
-    const LevelInfo& l = col_->level();
-    W_ = l.width, H_ = l.height;
+    W_ = col_->width(), H_ = col_->height();
     info_.path = "edt";
     info_.format = "computed";
     info_.fmt = PixelFormat{SampleType::kF32, 1};
@@ -169,14 +169,13 @@ class RowPassSource final : public TileSource {
   Image make_band(int64_t b) const {
     release_free_heap_now_and_then();  // bands come and go between the writer's buffers
     const int64_t y0 = b * kBand, rows = std::min(kBand, H_ - y0);
-    Image tmp;
-    const ImageView c = col_->peek(Rect(0, y0, W_, rows), tmp);
-    Image out(info_.fmt, Rect(0, y0, W_, rows));
+    Image tmp, out(info_.fmt, Rect(0, y0, W_, rows));
     const bool small = inf2_ < (int64_t{1} << 29);
     // Isolated: a thread waiting here for the band's rows must not take up
     // another read meanwhile (it could ask for this same band, made under
     // call_once: a deadlock; or nest band after band on its stack).
     tbb::this_task_arena::isolate([&] {
+      const ImageView c = col_->rows(y0, rows, tmp);
       tbb::parallel_for(y0, y0 + rows, [&](int64_t y) {
         if (small)
           row(c, y, out, static_cast<int32_t*>(nullptr));
@@ -213,7 +212,7 @@ class RowPassSource final : public TileSource {
     }
   }
 
-  std::shared_ptr<Spillable> col_;
+  std::shared_ptr<const ColumnDistances> col_;
   int64_t inf_, inf2_ = 0, W_ = 0, H_ = 0, n_bands_ = 0;
   size_t cache_bytes_;
   std::string near_;
@@ -339,7 +338,27 @@ std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, cons
     stats->foreground = n_fg.load(), stats->background = n_bg.load();
     stats->held_bytes = (below->in_memory() ? pixels * gfmt.bytes_per_pixel() : 0) + memory / 8;
   }
-  return std::make_shared<RowPassSource>(std::move(below), kInf, memory / 8, scratch_near);
+  return std::make_shared<RowPassSource>(stored_columns(std::move(below)), kInf, memory / 8, scratch_near);
+}
+
+std::shared_ptr<const TileSource> euclidean_distance_of_held(std::shared_ptr<const TileSource> src, const EdtParams& p,
+                                                             size_t memory, const std::string& scratch_near,
+                                                             EdtStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const LevelInfo& l0 = src->level(0);
+  if (l0.width > (int64_t{1} << 30) || l0.height > (int64_t{1} << 30))
+    throw InputError("the distance transform handles images up to 2^30 pixels a side");
+  const uint64_t pixels = static_cast<uint64_t>(l0.width) * static_cast<uint64_t>(l0.height);
+  BandEdgeStats es;
+  auto cols = band_edge_columns(std::move(src), p.threshold, memory, scratch_near, &es);
+  const int64_t inf = cols->format().type == SampleType::kU16 ? 65535 : std::numeric_limits<int32_t>::max();
+  if (stats) {
+    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    stats->read_seconds = es.read_seconds;
+    stats->foreground = es.foreground, stats->background = pixels - es.foreground;
+    stats->held_bytes = es.held_bytes + memory / 8;
+  }
+  return std::make_shared<RowPassSource>(std::move(cols), inf, memory / 8, scratch_near);
 }
 
 EdtReadCounts edt_read_counts(const TileSource& result) {

@@ -35,6 +35,17 @@ struct EdtStats {
 std::shared_ptr<const TileSource> euclidean_distance(const TileSource& src, const EdtParams& p, size_t memory,
                                                      const std::string& scratch_near, EdtStats* stats = nullptr);
 
+// The same result where src stays readable, with the same pixels, for as
+// long as the result is read (a pipeline's held result: the executor keeps
+// it, OpResult::reads_inputs): instead of the raster of column distances
+// (2 bytes a pixel, spilled beyond a quarter of `memory`: written, read and
+// written again, read again), only each band's edges are kept, an eighth of
+// a byte a pixel, and a band's rows of src are read again when the band is
+// made (jobs/edt/edt_columns.hpp). The same distances, to the bit.
+std::shared_ptr<const TileSource> euclidean_distance_of_held(std::shared_ptr<const TileSource> src, const EdtParams& p,
+                                                             size_t memory, const std::string& scratch_near,
+                                                             EdtStats* stats = nullptr);
+
 // How a result of euclidean_distance has been read so far: the bands of rows
 // made (the row pass run over them), and whether it has been stored.
 struct EdtReadCounts {

@@ -52,6 +52,13 @@ void register_edt(OpRegistry& r) {
       job.scratch_near = ctx.scratch_near;
       job.keep_on_device = ctx.result_to_device;
       res.image = euclidean_distance_cuda(*in[0], job, &st);
+    } else if (ctx.inputs_held) {
+      // The input is a result the run holds: keep only the column
+      // distances' band edges and read its bands again (no 2-byte-a-pixel
+      // raster, which a 16384² mask at 1G spilled and read three times).
+      res.image = euclidean_distance_of_held(in[0], ep, ctx.memory, ctx.scratch_near, &st);
+      res.reads_inputs = true;
+      ctx.take_memory(st.held_bytes);
     } else {
       res.image = euclidean_distance(*in[0], ep, ctx.memory, ctx.scratch_near, &st);
       ctx.take_memory(st.held_bytes);  // the writer plans with the rest
@@ -73,6 +80,7 @@ void register_edt(OpRegistry& r) {
                   {"gpu_transfer_seconds", st.gpu_transfer_seconds},
                   {"gpu_bands", st.gpu_bands},
                   {"result_on_device", st.on_device},
+                  {"edt_view", res.reads_inputs},
                   {"bits_input", st.bits_input},
                   {"foreground_pixels", st.foreground},
                   {"background_pixels", st.background}};

@@ -271,6 +271,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
     std::vector<SourceP> in;
     for (int s : ps.reads) in.push_back(run.slots[static_cast<size_t>(s)]);
     PipelineRun::Barrier b;
+    b.budget_bytes = memory_before;
     const ByteCounts b0 = process_byte_counts();
     ByteCounts m0;
     for (const auto& m : run.meters) m0 += m->bytes();
@@ -314,6 +315,7 @@ PipelineRun run_pipeline(const Pipeline&, const PipelinePlan& plan, const std::v
     run.slots.push_back(res.image ? std::make_shared<MeteredSource>(res.image, meter) : nullptr);
     run.results.push_back(std::move(res));
     taken[static_cast<size_t>(i)] = memory_before - ctx.memory;
+    run.barriers.back().held_bytes = taken[static_cast<size_t>(i)];
     // A view of its inputs keeps them: they, and their share of the budget,
     // live as long as it does (and what they in turn read).
     if (run.results.back().reads_inputs) {
@@ -374,6 +376,10 @@ nlohmann::json pipeline_report(const Pipeline& p, const PipelinePlan& plan, cons
     } else {
       j["busy_seconds"] = static_cast<double>(m.busy_ns.load()) * 1e-9;
     }
+    // The budget as the step found it, and what the step took off it for
+    // as long as its result lives: where a run spills, these say why.
+    j["budget_bytes"] = b.budget_bytes;
+    j["held_bytes"] = b.held_bytes;
     j["bytes_spilled"] = bytes.spilled;
     j["bytes_uploaded"] = bytes.uploaded;
     j["bytes_downloaded"] = bytes.downloaded;

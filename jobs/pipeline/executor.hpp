@@ -28,6 +28,8 @@ struct PipelineRun {
     double seconds = 0;  // wall time of the step's own run (its input's streamed steps included)
     ByteCounts bytes;    // moved by it, its streamed inputs' share taken off
     bool stored_input = false;
+    size_t budget_bytes = 0;  // of --memory, what was left for the step when it ran
+    size_t held_bytes = 0;    // of that, what its result held after it ran (its store, its caches)
   };
   std::vector<Barrier> barriers;  // per step (zero for streamed ones)
   std::shared_ptr<const TileSource> output() const { return slots.back(); }

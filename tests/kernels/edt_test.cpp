@@ -307,5 +307,102 @@ TEST(Edt, ForegroundOfIntegersEqualsTheDoubleCompare) {
   }
 }
 
+// Of a held input (a pipeline's stored result), the EDT keeps only the
+// column distances' band edges and reads the input's bands again: the same
+// distances, to the bit, as the raster's, for odd sizes (narrower and
+// shorter than a band, a last band of one row), columns without background,
+// no background at all, the 32-bit path of images 65535 and more tall, a
+// threshold on 16-bit and RGB input, with its table in memory and spilled,
+// read whole and in windows from many threads.
+TEST(Edt, OfAHeldInputEqualsTheRaster) {
+  std::mt19937_64 rng(17);
+  struct Case {
+    int64_t w, h;
+    int bg_one_in;  // background pixels: about one in this many (0: none)
+    PixelFormat fmt;
+  };
+  const PixelFormat u16{SampleType::kU16, 1}, rgb{SampleType::kU8, 3};
+  const Case cases[] = {{1, 1, 2, kGray8},   {1, 40, 5, kGray8},       {40, 1, 5, kGray8},     {23, 17, 23, kGray8},
+                        {64, 37, 3, kGray8}, {300, 95, 97, kGray8},    {45, 4000, 97, kGray8}, {130, 65, 400, kGray8},
+                        {77, 33, 0, kGray8}, {3, 70000, 9000, kGray8}, {50, 90, 11, u16},      {61, 70, 13, rgb}};
+  for (const Case& c : cases) {
+    Image in(c.fmt, Rect(0, 0, c.w, c.h));
+    const int64_t ch = c.fmt.channels;
+    for (int64_t y = 0; y < c.h; ++y)
+      for (int64_t x = 0; x < c.w; ++x)
+        for (int64_t k = 0; k < ch; ++k) {
+          // Every seventh column without background, the rest at random.
+          const bool bg = c.bg_one_in > 0 && x % 7 != 3 && rng() % static_cast<uint64_t>(c.bg_one_in) == 0;
+          if (c.fmt.type == SampleType::kU16)
+            in.ptr<uint16_t>(x, y)[0] = static_cast<uint16_t>(bg ? rng() % 1000 : 1001 + rng() % 60000);
+          else
+            in.ptr<uint8_t>(x, y)[k] = static_cast<uint8_t>(bg ? rng() % 100 : 101 + rng() % 150);
+        }
+    EdtParams p;
+    p.threshold = c.fmt.type == SampleType::kU16 ? 1000 : 100.5;
+    auto src = std::make_shared<MemorySource>(std::move(in));
+    EdtStats want_st;
+    const Image want =
+        euclidean_distance(*src, p, size_t{1} << 30, "/tmp/tilewave-test", &want_st)->read(0, Rect(0, 0, c.w, c.h));
+    if (c.w * c.h <= 3000) {
+      Image mask(kGray8, Rect(0, 0, c.w, c.h));
+      for (int64_t y = 0; y < c.h; ++y) foreground_row(src->image(), p.threshold, mask.row<uint8_t>(y), y);
+      ASSERT_EQ(max_diff(want, brute(mask)), 0.0) << c.w << "x" << c.h;
+    }
+    for (size_t memory : {size_t{1} << 12, size_t{1} << 30}) {
+      SCOPED_TRACE(std::to_string(c.w) + "x" + std::to_string(c.h) + " at " + std::to_string(memory));
+      EdtStats st;
+      const auto d = euclidean_distance_of_held(src, p, memory, "/tmp/tilewave-test", &st);
+      EXPECT_EQ(st.foreground, want_st.foreground);
+      EXPECT_EQ(st.background, want_st.background);
+      EXPECT_EQ(max_diff(d->read(0, Rect(0, 0, c.w, c.h)), want), 0.0);
+      std::vector<Rect> windows;
+      for (int k = 0; k < 60; ++k) {
+        const int64_t h = 1 + static_cast<int64_t>(rng() % std::min<int64_t>(c.h, 100)),
+                      w = 1 + static_cast<int64_t>(rng() % c.w);
+        windows.emplace_back(static_cast<int64_t>(rng() % (c.w - w + 1)), static_cast<int64_t>(rng() % (c.h - h + 1)),
+                             w, h);
+      }
+      std::vector<double> diff(windows.size(), -1);
+      tbb::parallel_for(size_t{0}, windows.size(),
+                        [&](size_t k) { diff[k] = max_diff(d->read(0, windows[k]), crop(want, windows[k])); });
+      for (size_t k = 0; k < windows.size(); ++k) ASSERT_EQ(diff[k], 0) << "window " << k;
+    }
+  }
+}
+
+// In a pipeline, the EDT of a held result (a barrier's: fill-holes) keeps
+// no raster of column distances (the report says `edt_view`), in memory and
+// with the mask 8x the budget, and equals `fill-holes` then `edt` as two
+// commands; a streamed input (a threshold) takes the raster.
+TEST(Edt, OfAHeldResultInAPipeline) {
+  test::TempDir tmp;
+  const std::string slide = "synthetic:6000x5500,gray";  // 33 MB of mask: 8x the 4M budget
+  ASSERT_EQ(test::run_cli({"filter", "threshold", slide, tmp.file("m.tif"), "--value", "150"}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"fill-holes", tmp.file("m.tif"), tmp.file("f.tif")}).exit_code, 0);
+  ASSERT_EQ(test::run_cli({"edt", tmp.file("f.tif"), tmp.file("want.tif")}).exit_code, 0);
+  const Image want = test::read_tiff_libtiff(tmp.file("want.tif"), 0);
+  for (const std::string memory : {"1G", "4M"}) {
+    SCOPED_TRACE(memory);
+    ::unlink(tmp.file("d.tif").c_str());
+    const auto r = test::run_cli({"run", tmp.file("m.tif"), tmp.file("d.tif"), "f: fill-holes", "edt f", "--tile", "64",
+                                  "--memory", memory, "--report", tmp.file("r.json")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("d.tif"), 0).view(), want.view()), "");
+    const nlohmann::json rep = test::read_json(tmp.file("r.json"));
+    ASSERT_EQ(rep["steps"].size(), 2u) << rep.dump();
+    EXPECT_EQ(rep["steps"][1]["values"]["edt_view"], true) << rep.dump();
+  }
+  ::unlink(tmp.file("d.tif").c_str());
+  const auto r = test::run_cli(
+      {"run", slide, tmp.file("d.tif"), "filter threshold --value 150", "edt", "--report", tmp.file("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(test::read_json(tmp.file("r.json"))["steps"][1]["values"]["edt_view"], false);
+  ASSERT_EQ(test::run_cli({"edt", tmp.file("m.tif"), tmp.file("want.tif")}).exit_code, 0);
+  EXPECT_EQ(test::diff_images(test::read_tiff_libtiff(tmp.file("d.tif"), 0).view(),
+                              test::read_tiff_libtiff(tmp.file("want.tif"), 0).view()),
+            "");
+}
+
 }  // namespace
 }  // namespace tw

@@ -170,7 +170,12 @@ class RowPassSource final : public TileSource {
     release_free_heap_now_and_then();  // bands come and go between the writer's buffers
     const int64_t y0 = b * kBand, rows = std::min(kBand, H_ - y0);
     Image tmp, out(info_.fmt, Rect(0, y0, W_, rows));
-    const bool small = inf2_ < (int64_t{1} << 29);
+    // 32-bit integers where every sum of the row pass fits (a run's
+    // (u - i)^2 + g2 below 2^31) and its divisions are exact in double
+    // precision (denominators 2 (u - i) below 2^16): 16384² images too,
+    // whose inf2 is just above 2^29, the old bound (64-bit divisions there
+    // took a third of the row pass).
+    const bool small = W_ <= 32768 && W_ * W_ + inf2_ < (int64_t{1} << 31);
     // Isolated: a thread waiting here for the band's rows must not take up
     // another read meanwhile (it could ask for this same band, made under
     // call_once: a deadlock; or nest band after band on its stack).

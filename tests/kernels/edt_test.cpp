@@ -307,6 +307,39 @@ TEST(Edt, ForegroundOfIntegersEqualsTheDoubleCompare) {
   }
 }
 
+// Tall narrow images whose squared distances pass 2^29 (the row pass in
+// 32-bit integers up to 2^31, 64-bit beyond: 2 x 40000 and 5 x 20000 are
+// 32-bit, 3 x 70000 is not): the definition, min over the columns of dx^2
+// + the column's distance^2.
+TEST(Edt, TallImagesAgainstTheDefinition) {
+  for (auto [w, h] : {std::pair<int64_t, int64_t>{2, 40000}, {5, 20000}, {3, 70000}}) {
+    // Background only at the top of column 0 and the bottom of the last:
+    // distances run to the height, and their squares need the wide type
+    // where the height's do not fit 32 bits. Column 1 has none.
+    Image in(kGray8, Rect(0, 0, w, h));
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) in.ptr<uint8_t>(x, y)[0] = 255;
+    in.ptr<uint8_t>(0, 0)[0] = 0;
+    in.ptr<uint8_t>(w - 1, h - 1)[0] = 0;
+    // Column distances by two scans, then the minimum over columns.
+    std::vector<std::vector<double>> col(static_cast<size_t>(w), std::vector<double>(static_cast<size_t>(h)));
+    for (int64_t x = 0; x < w; ++x) {
+      double d = INFINITY;
+      for (int64_t y = 0; y < h; ++y) col[x][y] = d = in.ptr<uint8_t>(x, y)[0] ? d + 1 : 0;
+      d = INFINITY;
+      for (int64_t y = h - 1; y >= 0; --y) col[x][y] = std::min(col[x][y], d = in.ptr<uint8_t>(x, y)[0] ? d + 1 : 0);
+    }
+    const Image got = run(in, size_t{1} << 30);
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) {
+        double best = INFINITY;
+        for (int64_t c = 0; c < w; ++c) best = std::min(best, double((x - c) * (x - c)) + col[c][y] * col[c][y]);
+        ASSERT_EQ(got.ptr<float>(x, y)[0], static_cast<float>(std::sqrt(best)))
+            << w << "x" << h << " at " << x << "," << y;
+      }
+  }
+}
+
 // Of a held input (a pipeline's stored result), the EDT keeps only the
 // column distances' band edges and reads the input's bands again: the same
 // distances, to the bit, as the raster's, for odd sizes (narrower and

@@ -55,7 +55,8 @@ void register_edt(OpRegistry& r) {
     } else if (ctx.inputs_held) {
       // The input is a result the run holds: keep only the column
       // distances' band edges and read its bands again (no 2-byte-a-pixel
-      // raster, which a 16384² mask at 1G spilled and read three times).
+      // raster, which a 16384² mask at 1G spilled: written twice, read
+      // twice).
       res.image = euclidean_distance_of_held(in[0], ep, ctx.memory, ctx.scratch_near, &st);
       res.reads_inputs = true;
       ctx.take_memory(st.held_bytes);

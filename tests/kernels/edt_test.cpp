@@ -409,7 +409,7 @@ TEST(Edt, OfAHeldInputEqualsTheRaster) {
 // `edt_view`), in memory and with the mask 8x the budget, and equals
 // `fill-holes` then `edt` as two commands; a streamed input (a threshold)
 // takes the raster. With --device auto (the GPU's EDT where there is one)
-// the same pixels.
+// the same pixels. The report's budget per step adds up.
 TEST(Edt, OfAHeldResultInAPipeline) {
   test::TempDir tmp;
   const std::string slide = "synthetic:6000x5500,gray";  // 33 MB of mask: 8x the 4M budget
@@ -428,6 +428,13 @@ TEST(Edt, OfAHeldResultInAPipeline) {
       const nlohmann::json rep = test::read_json(tmp.file("r.json"));
       ASSERT_EQ(rep["steps"].size(), 2u) << rep.dump();
       if (device == "cpu") EXPECT_EQ(rep["steps"][1]["values"]["edt_view"], true) << rep.dump();
+      // The budget each step found: the first's, less what the first's
+      // result holds (alive to the end: the view reads it).
+      const size_t b0 = rep["steps"][0]["budget_bytes"], h0 = rep["steps"][0]["held_bytes"],
+                   b1 = rep["steps"][1]["budget_bytes"];
+      EXPECT_LE(b0, memory == "1G" ? size_t{1} << 30 : size_t{4} << 20);
+      if (device == "cpu") EXPECT_GT(h0, 0u);
+      EXPECT_EQ(b1, b0 - h0) << rep.dump();
     }
   ::unlink(tmp.file("d.tif").c_str());
   const auto r = test::run_cli({"run", slide, tmp.file("d.tif"), "filter threshold --value 150", "edt", "--device",
